@@ -1,0 +1,17 @@
+"""Legacy switch drivers, one sub-package per switch OS (DESIGN.md §2), all behind :mod:`.base`.
+
+``DRIVERS`` maps the inventory's ``driver`` value to ``"module:Class"``; :func:`get_driver` imports lazily.
+"""
+from __future__ import annotations
+
+import importlib
+
+DRIVERS: dict[str, str] = {
+    "ios": "harmless.switch_drivers.ios.driver:IosDriver",
+}
+
+
+def get_driver(name: str):
+    """Return the driver class for inventory driver ``name``. Raises KeyError for unknown names."""
+    mod, _, cls = DRIVERS[name].partition(":")
+    return getattr(importlib.import_module(mod), cls)

@@ -1,0 +1,172 @@
+"""The contract every legacy-switch driver fulfils (one sub-folder per switch OS, NAPALM style).
+
+A driver talks to one device. It reads facts (read-only), renders the HARMLESS tagging config from a
+template (pure), and applies it with the NAPALM candidate workflow: ``load_merge`` (returns the diff),
+``commit`` (optionally with commit-confirm), ``confirm``, ``discard``, ``rollback``, and ``restore`` of a
+saved running config (config replace). Methods a driver cannot do raise ``NotImplementedError``;
+:class:`Capabilities` says up front what it can do so the planner can refuse before touching the device.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a device/driver pair supports.
+
+    Attributes:
+        commit_confirm: ``commit_config(revert_in=s)`` + ``confirm_commit()`` (device reverts by itself
+            if not confirmed within ``s`` seconds).
+        replace: full config replace (used by ``restore``).
+        qinq: 802.1ad S-tag per access port (dot1q-tunnel or equivalent).
+        lag: trunk as a link aggregation group.
+    """
+
+    commit_confirm: bool = False
+    replace: bool = True
+    qinq: bool = False
+    lag: bool = False
+
+
+@dataclass(frozen=True)
+class PortVlanState:
+    """One switch port's 802.1Q state as the device reports it.
+
+    Attributes:
+        name: interface name as the device spells it (``FastEthernet0/7``).
+        mode: ``access``, ``trunk``, ``dynamic`` (negotiated, IOS default) or ``tunnel`` (dot1q-tunnel).
+        access_vid: VID of an access/dynamic port (1..4094), None for trunks.
+        native_vid: untagged VID of a trunk, None for access ports.
+        allowed_vids: VIDs a trunk carries; None means all (1-4094).
+        shutdown: administratively down.
+    """
+
+    name: str
+    mode: str
+    access_vid: int | None = None
+    native_vid: int | None = None
+    allowed_vids: tuple[int, ...] | None = None
+    shutdown: bool = False
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """Read-only snapshot of a device, enough for planning.
+
+    Attributes:
+        hostname, model, os_version: from the device.
+        interfaces: every interface name the device has.
+        vlans: VID -> VLAN name, for every VLAN configured on the device.
+        ports: interface name -> :class:`PortVlanState`, for physical ports.
+    """
+
+    hostname: str
+    model: str
+    os_version: str
+    interfaces: tuple[str, ...]
+    vlans: dict[int, str]
+    ports: dict[str, PortVlanState] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AccessPortChange:
+    """Make ``interface`` an access port of its own HARMLESS VLAN ``vid`` named ``vlan_name``."""
+
+    interface: str
+    vid: int
+    vlan_name: str
+
+
+@dataclass(frozen=True)
+class TrunkChange:
+    """Make ``interface`` a trunk that carries exactly ``vids`` (tagged) to the HARMLESS server."""
+
+    interface: str
+    vids: tuple[int, ...]
+
+
+class SwitchDriver(abc.ABC):
+    """One legacy switch, reached over its management plane.
+
+    Args:
+        host: management address (name or IP).
+        port: SSH (or API) TCP port.
+        username: login name.
+        password: login password; drivers must never log it or put it in exceptions.
+        optional_args: driver-specific NAPALM ``optional_args`` (never holds the password).
+        timeout: per-operation timeout in seconds.
+
+    Raises (all methods): ``harmless.errors.DeviceError`` (unreachable, refused, timed out) and
+    ``harmless.errors.CommitError`` (commit rejected; the driver has tried to restore the original).
+    """
+
+    #: NAPALM driver name / inventory ``driver`` value (``ios``, ``eos``, ...)
+    name: str = ""
+
+    def __init__(self, host: str, port: int, username: str, password: str,
+                 optional_args: dict | None = None, timeout: int = 60):
+        self.host, self.port, self.username = host, port, username
+        self._password = password
+        self.optional_args = dict(optional_args or {})
+        self.timeout = timeout
+
+    def __repr__(self) -> str:  # never show the password
+        return f"{type(self).__name__}(host={self.host!r}, port={self.port}, username={self.username!r})"
+
+    def __enter__(self):
+        self.open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @abc.abstractmethod
+    def open(self) -> None:
+        """Connect and log in. Raises DeviceError naming host:port when unreachable or refused."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Disconnect (idempotent)."""
+
+    @property
+    @abc.abstractmethod
+    def capabilities(self) -> Capabilities:
+        """What this device supports (may probe the device once after ``open``)."""
+
+    @abc.abstractmethod
+    def facts(self) -> DeviceFacts:
+        """Read hostname, interfaces, VLANs and per-port VLAN state. Read-only."""
+
+    @abc.abstractmethod
+    def running_config(self) -> str:
+        """The running configuration text, exactly as the device prints it."""
+
+    @abc.abstractmethod
+    def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+        """Render the tagging config (pure; from the driver's template)."""
+
+    @abc.abstractmethod
+    def load_merge(self, config: str) -> str:
+        """Load ``config`` as a merge candidate; return the device's diff ('' when nothing changes)."""
+
+    @abc.abstractmethod
+    def discard(self) -> None:
+        """Drop a loaded candidate."""
+
+    @abc.abstractmethod
+    def commit(self, revert_in: int | None = None) -> None:
+        """Commit the candidate; with ``revert_in`` seconds, as commit-confirm (needs capabilities.commit_confirm)."""
+
+    def confirm(self) -> None:
+        """Confirm a commit-confirm commit."""
+        raise NotImplementedError
+
+    @abc.abstractmethod
+    def rollback(self) -> None:
+        """Undo the last commit."""
+
+    @abc.abstractmethod
+    def restore(self, saved_config: str) -> str:
+        """Replace the running config with ``saved_config`` (a text from ``running_config``); return the diff applied."""
