@@ -1,0 +1,206 @@
+"""The planner: inventory + device facts -> port map (pure; same input, same plan).
+
+For every migrated access port the plan fixes:
+  * its OpenFlow port number on br-of: the inventory's ``ofport`` or the legacy port index (the last number of the
+    interface name), so that br-of port 7 *is* legacy port 7 (HARMLESS paper, Sec. II: data-plane transparency);
+  * its VID: the inventory's ``vid``, else the VID it had in the previous plan (stable across runs), else a VLAN on
+    the device that already carries this port's HARMLESS name (state lost but device configured), else
+    ``range_start + ofport`` when free (readable: port 7 -> VID 107 with range 100-199), else the lowest free VID.
+    VIDs configured on the device for other purposes are never used.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from harmless.errors import InputError
+from harmless.inventory import Inventory, Switch, Trunk, port_index
+from harmless.switch_drivers.base import AccessPortChange, DeviceFacts, TrunkChange
+
+
+@dataclass(frozen=True)
+class PortPlan:
+    """One migrated access port.
+
+    Attributes:
+        interface: legacy interface name (``FastEthernet0/7``).
+        ofport: OpenFlow port number on br-of (= legacy port index unless overridden).
+        vid: the port's own VID on the legacy switch (1..4094).
+        trunk: the switch port of the trunk that carries this VID.
+        vlan_name: VLAN name written on the device.
+    """
+
+    interface: str
+    ofport: int
+    vid: int
+    trunk: str
+    vlan_name: str
+
+
+@dataclass(frozen=True)
+class TrunkPlan:
+    """One trunk: switch port, server interface and OVS interface type/options, and the VIDs it carries."""
+
+    switch_port: str
+    server_interface: str
+    type: str
+    options: tuple[tuple[str, str], ...]
+    vids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SwitchPlan:
+    """Everything HARMLESS will build for one legacy switch."""
+
+    name: str
+    bridge: str
+    datapath_id: str
+    protocols: tuple[str, ...]
+    controllers: tuple[str, ...]
+    ports: tuple[PortPlan, ...]
+    trunks: tuple[TrunkPlan, ...]
+
+    def access_changes(self) -> list[AccessPortChange]:
+        return [AccessPortChange(p.interface, p.vid, p.vlan_name) for p in self.ports]
+
+    def trunk_changes(self) -> list[TrunkChange]:
+        return [TrunkChange(t.switch_port, t.vids) for t in self.trunks]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The whole plan: one :class:`SwitchPlan` per inventory switch, in inventory order."""
+
+    switches: tuple[SwitchPlan, ...]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    @staticmethod
+    def from_dict(d: dict) -> "Plan":
+        sws = []
+        for s in d["switches"]:
+            sws.append(SwitchPlan(
+                name=s["name"], bridge=s["bridge"], datapath_id=s["datapath_id"], protocols=tuple(s["protocols"]),
+                controllers=tuple(s["controllers"]), ports=tuple(PortPlan(**p) for p in s["ports"]),
+                trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
+                                       tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"])))
+        return Plan(tuple(sws))
+
+    def switch(self, name: str) -> SwitchPlan:
+        return next(s for s in self.switches if s.name == name)
+
+
+def vlan_name(switch: str, ofport: int) -> str:
+    """The VLAN name HARMLESS writes on the device for a port (also how it recognises its own VLANs)."""
+    return f"harmless-{switch}-p{ofport}"
+
+
+def _trunk_options(t: Trunk) -> tuple[tuple[str, str], ...]:
+    if t.type == "afxdp":
+        return (("xdp-mode", "generic"),)
+    if t.type == "dpdk":
+        return (("dpdk-devargs", t.devargs),)
+    if t.type == "dpdkvhostuserclient":
+        return (("vhost-server-path", t.vhost_server_path),)
+    return ()
+
+
+def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, where: str) -> SwitchPlan:
+    """Plan one switch. Pure.
+
+    Args:
+        sw: the validated inventory entry.
+        facts: what the device reports now (interfaces and configured VLANs).
+        previous: this switch's plan from the last ``up`` (for stable VIDs), or None.
+        where: ``"<file>: switches[i]"`` for error messages.
+
+    Raises:
+        InputError: unknown interface, OpenFlow port collision, VID already in use, VID range exhausted.
+    """
+    ifaces = set(facts.interfaces)
+    for j, t in enumerate(sw.trunks):
+        if ifaces and t.switch_port not in ifaces:
+            raise InputError(f"{where}.trunks[{j}].switch_port", f"{sw.name} has no interface {t.switch_port}",
+                             "use an interface name exactly as the device shows it")
+    ofports: dict[int, str] = {}
+    for j, p in enumerate(sw.access_ports):
+        if ifaces and p.interface not in ifaces:
+            raise InputError(f"{where}.access_ports[{j}]", f"{sw.name} has no interface {p.interface}",
+                             "use an interface name exactly as the device shows it")
+        n = p.ofport if p.ofport is not None else port_index(p.interface)
+        if n is None or n < 1:
+            raise InputError(f"{where}.access_ports[{j}].ofport", f"cannot derive a port number from {p.interface}",
+                             "set ofport explicitly")
+        if n in ofports:
+            raise InputError(f"{where}.access_ports[{j}].ofport",
+                             f"{p.interface} and {ofports[n]} would both be OpenFlow port {n}",
+                             "set ofport explicitly on one of them")
+        ofports[n] = p.interface
+    lo, hi = sw.vid_range()
+    prev = {p.interface: p for p in previous.ports} if previous else {}
+    ours = {p.vid for p in prev.values()}
+    by_name = {name: vid for vid, name in facts.vlans.items()}
+    # VIDs the device uses for something else; VIDs HARMLESS created itself (previous plan / our names) are ours.
+    foreign = {v for v, name in facts.vlans.items() if v not in ours and not str(name).startswith("harmless-")}
+    taken: set[int] = set()
+    chosen: dict[str, int] = {}
+    ports = sorted(sw.access_ports, key=lambda p: p.ofport if p.ofport is not None else port_index(p.interface))
+    # pass 1: explicit VIDs
+    for p in ports:
+        if p.vid is not None:
+            j = sw.access_ports.index(p)
+            if p.vid in foreign:
+                raise InputError(f"{where}.access_ports[{j}].vid",
+                                 f"VID {p.vid} is already used on {sw.name} (VLAN {facts.vlans[p.vid]!r})",
+                                 "pick a free VID or drop vid to let the planner choose")
+            chosen[p.interface] = p.vid
+            taken.add(p.vid)
+    # pass 2: keep previous / recognised VIDs, then allocate
+    for p in ports:
+        if p.interface in chosen:
+            continue
+        n = p.ofport if p.ofport is not None else port_index(p.interface)
+        candidates = []
+        if p.interface in prev:
+            candidates.append(prev[p.interface].vid)
+        if vlan_name(sw.name, n) in by_name:
+            candidates.append(by_name[vlan_name(sw.name, n)])
+        candidates.append(lo + n)
+        vid = next((v for v in candidates if lo <= v <= hi and v not in foreign and v not in taken), None)
+        if vid is None:
+            vid = next((v for v in range(lo, hi + 1) if v not in foreign and v not in taken), None)
+        if vid is None:
+            raise InputError(f"{where}.vlan_range", f"no free VID left in {sw.vlan_range} on {sw.name}",
+                             "widen vlan_range")
+        chosen[p.interface] = vid
+        taken.add(vid)
+    default_trunk = sw.trunks[0].switch_port
+    port_plans = tuple(
+        PortPlan(p.interface, n, chosen[p.interface], p.trunk or default_trunk, vlan_name(sw.name, n))
+        for p in ports for n in [p.ofport if p.ofport is not None else port_index(p.interface)])
+    trunks = tuple(
+        TrunkPlan(t.switch_port, t.server_interface, t.type, _trunk_options(t),
+                  tuple(sorted(pp.vid for pp in port_plans if pp.trunk == t.switch_port)))
+        for t in sw.trunks)
+    return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(sw.openflow.versions), tuple(sw.openflow.controllers),
+                      port_plans, trunks)
+
+
+def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | None = None,
+              src: str = "<inventory>") -> Plan:
+    """Plan every switch of the inventory (pure). ``facts`` maps switch name -> DeviceFacts. Raises InputError."""
+    prev = {s.name: s for s in previous.switches} if previous else {}
+    servers = {}
+    for i, sw in enumerate(inv.switches):
+        for j, t in enumerate(sw.trunks):
+            if t.server_interface in servers:
+                raise InputError(f"{src}: switches[{i}].trunks[{j}].server_interface",
+                                 f"{t.server_interface} is already the trunk of {servers[t.server_interface]}",
+                                 "give each trunk its own server interface")
+            servers[t.server_interface] = f"{sw.name} {t.switch_port}"
+    return Plan(tuple(plan_switch(sw, facts[sw.name], prev.get(sw.name), f"{src}: switches[{i}]")
+                      for i, sw in enumerate(inv.switches)))

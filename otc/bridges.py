@@ -1,0 +1,228 @@
+"""Build, verify, inspect and remove the translator (``br-otc``) and the OpenFlow bridges (``br-of-<switch>``).
+
+Side effects only at this edge; what to build comes from the pure plan (:mod:`harmless.plan`) and flow builders
+(:mod:`harmless.otc.flows`).
+
+* Bridges, ports and patch pairs are converged in **one OVSDB transaction** (one ``ovs-vsctl`` run with ``--``
+  separated commands): ``fail_mode=secure`` on both kinds of bridge (a lost controller never turns br-of into a
+  learning switch), ``ofport_request`` so br-of port N is legacy port N, in-band control disabled, the configured
+  OpenFlow versions, controller targets (out-of-band) and a stable datapath id. Everything HARMLESS creates carries
+  ``external_ids:harmless``, which is how stale pieces are found and removed.
+* The translator flows are installed with ``ovs-ofctl --bundle replace-flows`` (an OpenFlow 1.4 bundle: all or
+  nothing), so br-otc never holds half a translation table.
+"""
+from __future__ import annotations
+
+from harmless.errors import OvsError
+from harmless.otc.flows import (OTC_BRIDGE, OTC_COOKIE, patch_names, patch_ofport, translator_flows,
+                                trunk_ofport)
+from harmless.ovs import Ovs
+from harmless.plan import Plan, SwitchPlan
+
+OTC_PROTOCOLS = "OpenFlow13,OpenFlow14"   # 1.4 for bundles
+
+
+def _bridge_rows(ovs: Ovs) -> dict[str, dict]:
+    return {b["name"]: b for b in ovs.vsctl_json("Bridge", columns=["name", "external_ids", "ports", "controller"])}
+
+
+def _owned_ports(ovs: Ovs) -> dict[str, dict]:
+    return {p["name"]: p for p in ovs.vsctl_json("Port", columns=["name", "external_ids"])
+            if "harmless" in p["external_ids"]}
+
+
+def _controllers(ovs: Ovs, bridge: str) -> list[str]:
+    out = ovs.vsctl("get-controller", bridge).split()
+    return sorted(out)
+
+
+def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict[str, dict],
+                         controllers: dict[str, list[str]]) -> list[list[str]]:
+    """ovs-vsctl commands (one list per command) that turn the current DB state into the plan. Pure.
+
+    Args:
+        plan: the plan to build.
+        bridges: existing bridges by name (rows with ``external_ids``).
+        owned_ports: existing ports that carry ``external_ids:harmless`` by name.
+        controllers: current controller targets per existing br-of.
+    """
+    cmds: list[list[str]] = []
+    want_ports: set[str] = set()
+    want_bridges = {OTC_BRIDGE} | {sp.bridge for sp in plan.switches}
+    # stale first: bridges and ports HARMLESS made that the plan no longer has
+    for name, row in bridges.items():
+        if row["external_ids"].get("harmless") == "of" and name not in want_bridges:
+            cmds.append(["--if-exists", "del-br", name])
+    cmds.append(["--may-exist", "add-br", OTC_BRIDGE])
+    cmds.append(["set", "Bridge", OTC_BRIDGE, "datapath_type=netdev", "fail_mode=secure",
+                 f"protocols={OTC_PROTOCOLS}", "other_config:disable-in-band=true", "external_ids:harmless=otc"])
+    cmds.append(["set", "Port", OTC_BRIDGE, "external_ids:harmless=otc"])
+    for i, sp in enumerate(plan.switches, start=1):
+        br = sp.bridge
+        cmds.append(["--may-exist", "add-br", br])
+        cmds.append(["set", "Bridge", br, "datapath_type=netdev", "fail_mode=secure",
+                     "protocols=" + ",".join(sp.protocols), f"other_config:datapath-id={sp.datapath_id}",
+                     "other_config:disable-in-band=true", "external_ids:harmless=of",
+                     f"external_ids:harmless-switch={sp.name}"])
+        cmds.append(["set", "Port", br, f"external_ids:harmless={sp.name}"])
+        for k, t in enumerate(sp.trunks):
+            want_ports.add(t.server_interface)
+            cmds.append(["--may-exist", "add-port", OTC_BRIDGE, t.server_interface])
+            iface = ["set", "Interface", t.server_interface, f"ofport_request={trunk_ofport(i, k)}",
+                     "type=" + ('""' if t.type == "system" else t.type)]
+            iface += [f"options:{k2}={v}" for k2, v in t.options]
+            cmds.append(iface)
+            cmds.append(["set", "Port", t.server_interface, f"external_ids:harmless={sp.name}",
+                         f"external_ids:harmless-trunk={t.switch_port}"])
+        for p in sp.ports:
+            otc_side, of_side = patch_names(sp.name, p.ofport)
+            want_ports |= {otc_side, of_side}
+            cmds.append(["--may-exist", "add-port", OTC_BRIDGE, otc_side])
+            cmds.append(["set", "Interface", otc_side, "type=patch", f"options:peer={of_side}",
+                         f"ofport_request={patch_ofport(i, p.ofport)}"])
+            cmds.append(["set", "Port", otc_side, f"external_ids:harmless={sp.name}",
+                         f"external_ids:harmless-port={p.interface}"])
+            cmds.append(["--may-exist", "add-port", br, of_side])
+            cmds.append(["set", "Interface", of_side, "type=patch", f"options:peer={otc_side}",
+                         f"ofport_request={p.ofport}"])
+            cmds.append(["set", "Port", of_side, f"external_ids:harmless={sp.name}",
+                         f"external_ids:harmless-port={p.interface}"])
+        if sorted(sp.controllers) != sorted(controllers.get(br, [])):
+            if sp.controllers:
+                cmds.append(["set-controller", br, *sp.controllers])
+            else:
+                cmds.append(["del-controller", br])
+    for name, row in owned_ports.items():
+        br_owned = row["external_ids"].get("harmless")
+        if name not in want_ports and name not in want_bridges and br_owned not in ("otc",):
+            cmds.append(["--if-exists", "del-port", name])
+    return cmds
+
+
+def apply(ovs: Ovs, plan: Plan) -> None:
+    """Converge OVS to the plan: one OVSDB transaction, then the translator flows as one bundle.
+
+    Idempotent (a second call changes nothing); repairs bridges and flows after an ovs-vswitchd restart.
+
+    Raises:
+        OvsError: the transaction or the bundle failed (nothing of that step is applied).
+    """
+    bridges = _bridge_rows(ovs)
+    ctl = {sp.bridge: _controllers(ovs, sp.bridge) for sp in plan.switches if sp.bridge in bridges}
+    cmds = convergence_commands(plan, bridges, _owned_ports(ovs), ctl)
+    argv: list[str] = []
+    for c in cmds:
+        argv += (["--"] if argv else []) + c
+    ovs.vsctl(*argv, timeout=60)
+    # out-of-band controller connections (in-band needs the LOCAL port to route to the controller)
+    for sp in plan.switches:
+        if sp.controllers:
+            _set_out_of_band(ovs, sp.bridge)
+    install_flows(ovs, plan)
+
+
+def _set_out_of_band(ovs: Ovs, bridge: str) -> None:
+    uuids = ovs.vsctl("get", "Bridge", bridge, "controller").strip().strip("[]").replace(" ", "")
+    cmds: list[str] = []
+    for u in filter(None, uuids.split(",")):
+        cmds += (["--"] if cmds else []) + ["set", "Controller", u, "connection_mode=out-of-band"]
+    if cmds:
+        ovs.vsctl(*cmds)
+
+
+def install_flows(ovs: Ovs, plan: Plan) -> None:
+    """Replace all br-otc flows with the plan's translator flows in one OpenFlow bundle (atomic)."""
+    text = "\n".join(f.to_ofctl() for f in translator_flows(plan)) + "\n"
+    ovs.ofctl("-O", "OpenFlow14", "--bundle", "replace-flows", OTC_BRIDGE, "-", stdin=text)
+
+
+def verify(ovs: Ovs, plan: Plan) -> list[str]:
+    """Check the built state against the plan; return a list of problems (empty = verified).
+
+    Checks: every br-of port has its requested OpenFlow port number and no interface error; every trunk
+    interface exists without error; both bridges are fail_mode=secure; br-otc holds exactly the translator flows.
+    """
+    problems = []
+    ifaces = {r["name"]: r for r in ovs.vsctl_json("Interface", columns=["name", "ofport", "error", "link_state"])}
+    brs = {r["name"]: r for r in ovs.vsctl_json("Bridge", columns=["name", "fail_mode"])}
+    for br in [OTC_BRIDGE] + [sp.bridge for sp in plan.switches]:
+        if br not in brs:
+            problems.append(f"bridge {br} is missing")
+        elif brs[br]["fail_mode"] != "secure":
+            problems.append(f"bridge {br} is not fail_mode=secure")
+    for i, sp in enumerate(plan.switches, start=1):
+        for k, t in enumerate(sp.trunks):
+            r = ifaces.get(t.server_interface)
+            if r is None or r["ofport"] in (-1, []):
+                err = r["error"] if r and r["error"] else "not attached"
+                problems.append(f"trunk {t.server_interface}: {err}")
+            elif r["ofport"] != trunk_ofport(i, k):
+                problems.append(f"trunk {t.server_interface} is br-otc port {r['ofport']}, not {trunk_ofport(i, k)}")
+        for p in sp.ports:
+            _, of_side = patch_names(sp.name, p.ofport)
+            r = ifaces.get(of_side)
+            if r is None or r["ofport"] != p.ofport:
+                problems.append(f"{sp.bridge} port {of_side} is OpenFlow port "
+                                f"{r['ofport'] if r else 'missing'}, not {p.ofport}")
+    want = {f.to_ofctl().split(",", 1)[1] for f in translator_flows(plan)}
+    got = set()
+    for line in ovs.ofctl("-O", "OpenFlow14", "--no-stats", "dump-flows", OTC_BRIDGE,
+                          f"cookie={OTC_COOKIE:#x}/-1").splitlines():
+        if "actions=" in line:
+            got.add(line.strip())
+    if len(got) != len(want):
+        problems.append(f"br-otc holds {len(got)} translator flows, expected {len(want)}")
+    return problems
+
+
+def remove(ovs: Ovs, bridges: list[str]) -> None:
+    """Delete br-otc and the given br-of bridges in one transaction (idempotent).
+
+    Trunk interfaces are only detached from OVS, never deleted.
+    """
+    argv: list[str] = []
+    for br in [*bridges, OTC_BRIDGE]:
+        argv += (["--"] if argv else []) + ["--if-exists", "del-br", br]
+    ovs.vsctl(*argv, timeout=60)
+
+
+def port_status(ovs: Ovs, sp: SwitchPlan) -> dict:
+    """Counters and state of one switch's bridge.
+
+    Returns:
+        ``{"ports": {ofport: {"name", "rx_packets", "tx_packets", "rx_bytes", "tx_bytes"}},
+        "controllers": [{"target", "is_connected", "role", "state"}], "trunks": {iface: {"link_state",
+        "rx_packets", "tx_packets", "error"}}}``.
+    """
+    ifaces = {r["name"]: r for r in ovs.vsctl_json("Interface", columns=["name", "statistics", "link_state",
+                                                                           "error", "ofport"])}
+    ports = {}
+    for p in sp.ports:
+        _, of_side = patch_names(sp.name, p.ofport)
+        st = ifaces.get(of_side, {}).get("statistics", {}) or {}
+        ports[p.ofport] = {"name": of_side, **{k: int(st.get(k, 0)) for k in
+                                               ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes")}}
+    trunks = {}
+    for t in sp.trunks:
+        r = ifaces.get(t.server_interface, {})
+        st = r.get("statistics", {}) or {}
+        trunks[t.server_interface] = {"link_state": r.get("link_state") or "unknown",
+                                      "error": r.get("error") or None,
+                                      "rx_packets": int(st.get("rx_packets", 0)),
+                                      "tx_packets": int(st.get("tx_packets", 0))}
+    ctls = []
+    uuids = ovs.vsctl("get", "Bridge", sp.bridge, "controller").strip().strip("[]").replace(" ", "")
+    for u in filter(None, uuids.split(",")):
+        r = ovs.vsctl_json("Controller", u, columns=["target", "is_connected", "role", "status"])[0]
+        ctls.append({"target": r["target"], "is_connected": bool(r["is_connected"]),
+                     "role": r["role"] or "-", "state": (r["status"] or {}).get("state", "-")})
+    return {"ports": ports, "controllers": ctls, "trunks": trunks}
+
+
+def otc_hairpinned_packets(ovs: Ovs) -> int:
+    """Packets the translator took off the trunk(s) into br-of (sum of n_packets of the pop_vlan flows)."""
+    total = 0
+    for line in ovs.ofctl("-O", "OpenFlow14", "dump-flows", OTC_BRIDGE, f"cookie={OTC_COOKIE:#x}/-1").splitlines():
+        if "pop_vlan" in line and "n_packets=" in line:
+            total += int(line.split("n_packets=")[1].split(",")[0])
+    return total
