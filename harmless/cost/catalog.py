@@ -206,4 +206,7 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         raise InputError(shown, f"not valid YAML{at}", "fix the YAML syntax") from None
-    return parse_catalog(data, shown)
+    cat = parse_catalog(data, shown)
+    if path is None:
+        cat = cat.model_copy(update={"path": f"{DEFAULT_CATALOG_PATH} (default)"})
+    return cat
