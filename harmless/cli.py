@@ -1,0 +1,284 @@
+"""The ``harmless`` command line (click). Every command has ``--help``; machine output with ``--json``.
+
+Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback; exit code 2 for bad
+input (nothing changed), 1 for a failure (rolled back), 130 on Ctrl-C.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from harmless import __version__
+from harmless.errors import HarmlessError
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _progress(quiet: bool):
+    def p(msg: str) -> None:
+        if not quiet:
+            err.print(f"[dim]·[/dim] {msg}", highlight=False)
+    return p
+
+
+def handle_errors(fn):
+    """Turn HarmlessError into one line + exit code; never a traceback unless HARMLESS_DEBUG=1."""
+    @functools.wraps(fn)
+    def wrapper(*a, **kw):
+        try:
+            return fn(*a, **kw)
+        except HarmlessError as e:
+            err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+            sys.exit(e.exit_code)
+        except KeyboardInterrupt:
+            err.print("[red]interrupted[/red]")
+            sys.exit(130)
+        except Exception as e:  # noqa: BLE001
+            if os.environ.get("HARMLESS_DEBUG"):
+                raise
+            err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (set HARMLESS_DEBUG=1 for a traceback)",
+                      highlight=False, soft_wrap=True)
+            sys.exit(1)
+    return wrapper
+
+
+def _need_root():
+    if os.geteuid() != 0:
+        raise HarmlessError("harmless", "this command needs root (network namespaces, OVS, the state directory)",
+                            "run it with sudo")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="harmless")
+def main():
+    """HARMLESS: turn a legacy 802.1Q switch into an OpenFlow switch.
+
+    Each migrated access port becomes an access port of its own VLAN; a trunk hairpins the traffic to this server,
+    where Open vSwitch translates VLANs to ports (br-otc) and exposes br-of-<switch> to your OpenFlow controller.
+
+    Typical use: harmless plan -i inv.yaml; harmless up -i inv.yaml; harmless status; harmless down.
+    Try it without a switch: harmless demo.
+    """
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("paramiko", "netmiko", "napalm"):
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
+
+
+# ----------------------------------------------------------------------------- plan / up / down / status
+def _print_plan(res) -> None:
+    for sp in res.plan.switches:
+        t = Table(title=f"{sp.name}: {sp.bridge} (datapath id {sp.datapath_id}, {', '.join(sp.protocols)})")
+        for col in ("legacy port", "OpenFlow port", "VID", "trunk"):
+            t.add_column(col)
+        for p in sp.ports:
+            t.add_row(p.interface, str(p.ofport), str(p.vid), p.trunk)
+        out.print(t)
+        out.print(f"controllers: {', '.join(sp.controllers) or '(none: br-of stays fail-secure, no flows)'}")
+        diff = res.diffs.get(sp.name, "")
+        out.print(f"[bold]switch config diff for {sp.name}[/bold]" + ("" if diff else ": (none, already configured)"))
+        if diff:
+            out.print(diff, highlight=False, markup=False)
+
+
+@main.command()
+@click.option("-i", "--inventory", required=True, type=click.Path(dir_okay=False), help="inventory YAML file")
+@click.option("--json", "as_json", is_flag=True, help="print the plan and diff as one JSON object")
+@handle_errors
+def plan(inventory, as_json):
+    """Show the VLAN/port plan and the switch config diff. Changes nothing.
+
+    Reads the device (VLANs in use, interfaces), allocates one VID per migrated access port from vlan_range
+    (avoiding VIDs already used), maps legacy port N to OpenFlow port N, renders the tagging config and asks
+    the device for the diff (the candidate is discarded).
+    """
+    from harmless import orchestrator
+    res = orchestrator.plan(inventory, _progress(as_json))
+    if as_json:
+        click.echo(json.dumps(res.to_dict()))
+    else:
+        _print_plan(res)
+
+
+@main.command()
+@click.option("-i", "--inventory", required=True, type=click.Path(dir_okay=False), help="inventory YAML file")
+@click.option("--dry-run", is_flag=True, help="same as `harmless plan`: show what would change, change nothing")
+@click.option("--revert-in", default=300, show_default=True,
+              help="commit-confirm timer (s) on devices that support it; confirmed after the server side verifies")
+@click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@handle_errors
+def up(inventory, dry_run, revert_in, as_json):
+    """Configure the switch, build the translator and the OpenFlow bridge, connect the controller(s).
+
+    Saves the switch's running config first; on any failure restores it and removes what was built.
+    Running it again applies only differences (an empty device diff touches nothing); after an
+    ovs-vswitchd restart it repairs bridges and flows.
+    """
+    from harmless import orchestrator
+    if dry_run:
+        res = orchestrator.plan(inventory, _progress(as_json))
+        click.echo(json.dumps(res.to_dict())) if as_json else _print_plan(res)
+        return
+    _need_root()
+    r = orchestrator.up(inventory, _progress(as_json), revert_in=revert_in)
+    if as_json:
+        click.echo(json.dumps(r))
+    else:
+        for name, changed in r["changed"].items():
+            out.print(f"[green]up[/green]: {name} " + ("configured" if changed else "unchanged (already configured)"))
+        out.print("see `harmless status` for ports, counters and controller connections")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@handle_errors
+def down(as_json):
+    """Restore the switch's exact original configuration and remove the bridges."""
+    _need_root()
+    from harmless import orchestrator
+    r = orchestrator.down(_progress(as_json))
+    if as_json:
+        click.echo(json.dumps(r))
+    else:
+        for name, ok in r["restored"].items():
+            out.print(f"{name}: running config " + ("[green]equals the saved original[/green]" if ok else
+                                                     "[red]differs from the saved original[/red]"))
+        out.print("bridges removed")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="print the status as one JSON object")
+@click.option("--no-device", is_flag=True, help="do not log in to the switch for link states")
+@handle_errors
+def status(as_json, no_device):
+    """Port map, link state, per-port counters and controller connection state."""
+    from harmless import orchestrator
+    s = orchestrator.status(with_device=not no_device)
+    if as_json:
+        click.echo(json.dumps(s))
+        return
+    if not s["deployed"]:
+        out.print("nothing deployed (harmless up -i INVENTORY)")
+        return
+    for sw in s["switches"]:
+        t = Table(title=f"{sw['name']}: {sw['bridge']} (datapath id {sw['datapath_id']})")
+        for col in ("legacy port", "OF port", "VID", "device link", "rx packets", "tx packets"):
+            t.add_column(col)
+        for p in sw["ports"]:
+            t.add_row(p["interface"], str(p["ofport"]), str(p["vid"]), p["device_link"], str(p["rx_packets"]),
+                      str(p["tx_packets"]))
+        out.print(t)
+        for c in sw["controllers"] or [{"target": "(none)", "is_connected": False, "role": "-", "state": "-"}]:
+            out.print(f"controller {c['target']}: " + ("[green]connected[/green]" if c["is_connected"] else
+                                                       "[red]not connected[/red]") + f", role {c['role']}")
+        for name, tr in sw["trunks"].items():
+            out.print(f"trunk {name}: link {tr['link_state']}, rx {tr['rx_packets']}, tx {tr['tx_packets']}"
+                      + (f", error {tr['error']}" if tr.get("error") else ""))
+        if sw.get("error"):
+            out.print(f"[red]{sw['error']}[/red]")
+
+
+# ----------------------------------------------------------------------------- lab
+@main.group()
+def lab():
+    """The built-in lab: an emulated Cisco IOS switch (SSH on loopback) with hosts in network namespaces."""
+
+
+@lab.command("up")
+@click.option("--name", default="lab", show_default=True, help="lab name (1-6 lowercase letters/digits)")
+@click.option("--ssh-port", default=2201, show_default=True, help="loopback SSH port of the emulated switch")
+@click.option("--hosts", default="7,8,10", show_default=True, help="FastEthernet0/N ports that get a host")
+@click.option("--inventory-out", type=click.Path(dir_okay=False), default=None,
+              help="also write an inventory for this lab here")
+@click.option("--controller", multiple=True, help="controller target for --inventory-out (tcp:IP:PORT)")
+@click.option("--reject", multiple=True, hidden=True, help="(tests) config lines the device rejects, as regexes")
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors
+def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, reject, as_json):
+    """Start the lab: emulated switch sw1, its data plane, hosts on its access ports, trunk to this server."""
+    _need_root()
+    from harmless.errors import InputError
+    from harmless.lab import topology
+    try:
+        host_ports = tuple(int(h) for h in hosts.split(","))
+    except ValueError:
+        raise InputError("--hosts", f"{hosts!r} is not a comma-separated list of port numbers", "e.g. 7,8,10")
+    info = topology.lab_up(topology.LabSpec(name=name, ssh_port=ssh_port, hosts=host_ports, reject=tuple(reject)),
+                           _progress(as_json))
+    if inventory_out:
+        import yaml
+        with open(inventory_out, "w") as f:
+            yaml.safe_dump(topology.inventory(info, list(controller)), f, sort_keys=False)
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    out.print(f"[green]lab {name} is up[/green]: emulated Cisco IOS switch sw1 on ssh 127.0.0.1:{ssh_port} "
+              f"(user admin, password in {info['password_file']})")
+    for n, h in info["hosts"].items():
+        out.print(f"  host {h['netns']}: {h['ip']} on {h['interface']} (VLAN 100)")
+    out.print(f"  trunk {info['trunk_port']} is cabled to {info['trunk_interface']} on this server")
+
+
+@lab.command("down")
+@click.option("--name", default="lab", show_default=True)
+@handle_errors
+def lab_down_cmd(name):
+    """Stop the lab and remove its namespaces, interfaces and files."""
+    _need_root()
+    from harmless.lab import topology
+    found = topology.lab_down(name)
+    out.print(f"lab {name} " + ("removed" if found else "was not running"))
+
+
+# ----------------------------------------------------------------------------- demo
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object (last line)")
+@click.option("--pings", default=3, show_default=True, help="pings per host pair")
+@handle_errors
+def demo(as_json, pings):
+    """Everything on the built-in lab: lab up, plan, up with the bundled controller, pings through the hairpin,
+    counters, down (the switch config is restored and checked), lab down."""
+    _need_root()
+    from harmless.demo import run_demo
+    s = run_demo(_progress(False), pings=pings)
+    if as_json:
+        click.echo(json.dumps(s))
+    else:
+        t = Table(title="HARMLESS demo summary")
+        t.add_column("check")
+        t.add_column("result")
+        t.add_row("ping loss before HARMLESS (VLAN 100, direct)", f"{s['ping_loss_before_pct']:.0f}%")
+        t.add_row("plan", ", ".join(f"{p['interface']}→OF {p['ofport']}/VID {p['vid']}" for p in s["plan"]))
+        t.add_row("ping loss through the hairpin (all pairs)", f"{s['ping_loss_pct']:.0f}%")
+        t.add_row("packets hairpinned through br-otc", str(s["hairpinned_packets"]))
+        t.add_row("br-of per-port rx/tx", ", ".join(f"{p['ofport']}: {p['rx_packets']}/{p['tx_packets']}"
+                                                  for p in s["ports"]))
+        t.add_row("trace legacy port → other port", s["trace_datapath_actions"])
+        t.add_row("switch config restored by down", "yes" if s["config_restored"] else "NO")
+        t.add_row("ping loss after down (direct again)", f"{s['ping_loss_after_down_pct']:.0f}%")
+        out.print(t)
+        out.print(("[green]demo OK[/green]" if s["ok"] else "[red]demo FAILED[/red]") + f" in {s['seconds']} s")
+    if not s["ok"]:
+        sys.exit(1)
+
+
+def _register_optional():
+    """Commands of other components (cost planning, benchmarks)."""
+    for mod, name in (("harmless.cost.cli", "capex"), ("harmless.bench.cli", "bench")):
+        try:
+            main.add_command(getattr(__import__(mod, fromlist=[name]), name))
+        except (ImportError, AttributeError):
+            pass
+
+
+_register_optional()
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+"""The built-in lab: a legacy 802.1Q switch with hosts, on this machine (DESIGN.md §4).
+
+    hosts (netns hl-<lab>-h<N>, eth0 198.18.0.N/24)            HARMLESS server (this namespace)
+        │ veth                                                  │
+    ┌───┴──── netns hl-<lab>-sw ─────────────────┐              │
+    │ OVS (own ovsdb/vswitchd, netdev datapath)  │  veth        │
+    │ br-legacy: NORMAL, ports fa0-N (access),   ├──────────── hl-<lab>-trunk  (the trunk cable)
+    │            gi0-1 (the trunk port)          │
+    └────────────────────────────────────────────┘
+    management plane: emulated Cisco IOS (fake-switches + harmless.lab.ios_ext) over SSH on 127.0.0.1:<port>,
+    whose VLAN/port config is mirrored onto br-legacy as it changes (harmless.lab.fakeswitch --ovs-db ...).
+
+Hosts use 198.18.0.0/24 (RFC 2544's benchmarking range) inside their own namespaces; no traffic leaves the lab.
+Initially every host port is an access port of VLAN 100 ("users"), and VLAN 101 exists too, so hosts talk directly
+and the planner must avoid VIDs 100 and 101. Lab state lives in ``<state dir>/labs/<name>/``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harmless import state as st
+from harmless.errors import HarmlessError, InputError
+from harmless.ovs import Ovs
+
+LAB_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,5}$")      # hl-<name>-trunk must fit 15 characters
+SUBNET = "198.18.0"
+BRIDGE = "br-legacy"
+MODEL = "cisco_2960_24TT_L"                             # FastEthernet0/1-24, GigabitEthernet0/1-2
+
+
+@dataclass(frozen=True)
+class LabSpec:
+    """What lab to build.
+
+    Attributes:
+        name: lab name (1-6 lowercase letters/digits), used in namespace and interface names.
+        ssh_port: loopback TCP port of the emulated switch's SSH server.
+        hosts: legacy port indexes (FastEthernet0/N) that get a host.
+        trunk_port: the switch port cabled to the HARMLESS server.
+        reject: regexes of config lines the emulated device rejects (test-only fault injection).
+    """
+
+    name: str = "lab"
+    ssh_port: int = 2201
+    hosts: tuple[int, ...] = (7, 8, 10)
+    trunk_port: str = "GigabitEthernet0/1"
+    reject: tuple[str, ...] = ()
+
+
+def lab_dir(name: str) -> Path:
+    return st.state_dir() / "labs" / name
+
+
+def ns_switch(name: str) -> str:
+    return f"hl-{name}-sw"
+
+
+def ns_host(name: str, port: int) -> str:
+    return f"hl-{name}-h{port}"
+
+
+def trunk_iface(name: str) -> str:
+    return f"hl-{name}-trunk"
+
+
+def ovs_port(interface: str) -> str:
+    """Lab OVS port name of a switch interface: ``FastEthernet0/7`` -> ``fa0-7``."""
+    m = re.match(r"([A-Za-z]{2})[A-Za-z]*([\d/]+)$", interface)
+    return (m.group(1).lower() + m.group(2).replace("/", "-")) if m else interface
+
+
+def host_ip(port: int) -> str:
+    return f"{SUBNET}.{port}"
+
+
+def host_mac(port: int) -> str:
+    return f"02:00:00:00:00:{port:02x}"
+
+
+def startup_config(spec: LabSpec) -> str:
+    """The emulated device's config at lab start (IOS syntax)."""
+    lines = ["vlan 100", " name users", "vlan 101", " name printers"]
+    for n in spec.hosts:
+        lines += [f"interface FastEthernet0/{n}", " switchport mode access", " switchport access vlan 100"]
+    return "\n".join(lines) + "\n"
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise HarmlessError("lab", f"ip {' '.join(args)} failed: {p.stderr.strip()}",
+                            "run as root on a kernel with network namespaces and veth")
+    return p
+
+
+def _nsexec(ns: str, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True, text=True)
+
+
+def _wait_tcp(port: int, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def lab_info(name: str) -> dict | None:
+    """The running lab's description (``lab.json``), or None."""
+    p = lab_dir(name) / "lab.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def lab_up(spec: LabSpec = LabSpec(), progress=lambda m: None) -> dict:
+    """Build the lab. Returns its description (also saved as ``lab.json``).
+
+    Raises:
+        InputError: bad name/ports, lab already up, SSH port in use.
+        HarmlessError: a step failed (everything built so far is torn down).
+    """
+    if not LAB_NAME_RE.match(spec.name):
+        raise InputError("--name", f"lab name {spec.name!r} is not 1-6 lowercase letters/digits", "e.g. --name lab")
+    if not spec.hosts or any(not 1 <= h <= 24 for h in spec.hosts) or len(set(spec.hosts)) != len(spec.hosts):
+        raise InputError("--hosts", "host ports must be distinct numbers 1-24 (FastEthernet0/N)", "e.g. --hosts 7,8,10")
+    if lab_info(spec.name) or Path(f"/run/netns/{ns_switch(spec.name)}").exists():
+        raise InputError("harmless lab up", f"lab {spec.name!r} is already up", f"run harmless lab down --name {spec.name}")
+    if _wait_tcp(spec.ssh_port, 0.2):
+        raise InputError("--ssh-port", f"TCP port {spec.ssh_port} on 127.0.0.1 is already in use", "pick another port")
+    d = lab_dir(spec.name)
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True, mode=0o700)
+    try:
+        return _build(spec, d, progress)
+    except BaseException:
+        lab_down(spec.name)
+        raise
+
+
+def _build(spec: LabSpec, d: Path, progress) -> dict:
+    sw_ns = ns_switch(spec.name)
+    progress(f"creating namespaces for the switch and {len(spec.hosts)} hosts")
+    _ip("netns", "add", sw_ns)
+    _nsexec(sw_ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+    _nsexec(sw_ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
+    _ip("-n", sw_ns, "link", "set", "lo", "up")
+    port_map = {}
+    for n in spec.hosts:
+        h_ns, iface = ns_host(spec.name, n), f"FastEthernet0/{n}"
+        port_map[iface] = ovs_port(iface)
+        _ip("netns", "add", h_ns)
+        _nsexec(h_ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+        _nsexec(h_ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
+        _ip("link", "add", port_map[iface], "netns", sw_ns, "type", "veth", "peer", "name", "eth0", "netns", h_ns,
+            "address", host_mac(n))
+        _ip("-n", h_ns, "addr", "add", f"{host_ip(n)}/24", "dev", "eth0")
+        for ns, dev in ((h_ns, "eth0"), (h_ns, "lo"), (sw_ns, port_map[iface])):
+            _ip("-n", ns, "link", "set", dev, "up")
+        _nsexec(h_ns, "ethtool", "-K", "eth0", "tx", "off")   # userspace datapath: no partial checksums
+    tr = trunk_iface(spec.name)
+    port_map[spec.trunk_port] = ovs_port(spec.trunk_port)
+    if Path(f"/sys/class/net/{tr}").exists():
+        _ip("link", "del", tr)
+    _ip("link", "add", port_map[spec.trunk_port], "netns", sw_ns, "type", "veth", "peer", "name", tr)
+    subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{tr}.disable_ipv6=1"], capture_output=True)
+    _ip("link", "set", tr, "up")
+    _ip("-n", sw_ns, "link", "set", port_map[spec.trunk_port], "up")
+
+    progress("starting the legacy switch's data plane (OVS in its namespace)")
+    ovs = Ovs(d / "ovs", netns=sw_ns)
+    ovs.start()
+    args = ["--may-exist", "add-br", BRIDGE, "--", "set", "Bridge", BRIDGE, "datapath_type=netdev",
+            "fail_mode=standalone", "--", "set", "Port", BRIDGE, "tag=4094"]   # keep LOCAL out of VLAN floods
+    for iface, p in port_map.items():
+        args += ["--", "--may-exist", "add-port", BRIDGE, p, "--", "set", "Port", p, "tag=1", "vlan_mode=access"]
+    ovs.vsctl(*args)
+
+    progress(f"starting the emulated Cisco IOS switch on 127.0.0.1:{spec.ssh_port}")
+    pw = d / "password"
+    fd = os.open(pw, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_urlsafe(12))
+    (d / "startup.cfg").write_text(startup_config(spec))
+    argv = [sys.executable, "-m", "harmless.lab.fakeswitch", "--hostname", "sw1", "--listen-port", str(spec.ssh_port),
+            "--username", "admin", "--password-file", str(pw), "--startup-config", str(d / "startup.cfg"),
+            "--ovs-db", ovs.db, "--bridge", BRIDGE, "--port-map", json.dumps(port_map), "--sync-interval", "0.3",
+            "--log-file", str(d / "fakeswitch.log"), "--pid-file", str(d / "fakeswitch.pid")]
+    for r in spec.reject:
+        argv += ["--reject", r]
+    with open(d / "fakeswitch.out", "w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    (d / "fakeswitch.pid").write_text(str(proc.pid))
+    if not _wait_tcp(spec.ssh_port, 30):
+        raise HarmlessError("lab", "the emulated switch did not start", f"see {d / 'fakeswitch.out'}")
+    # the data plane follows the device: wait until the startup VLANs are mirrored
+    first = port_map[f"FastEthernet0/{spec.hosts[0]}"]
+    end = time.monotonic() + 20
+    while ovs.vsctl("get", "Port", first, "tag").strip() != "100":
+        if time.monotonic() > end:
+            raise HarmlessError("lab", "the switch's VLAN config did not reach its data plane",
+                                f"see {d / 'fakeswitch.log'}")
+        time.sleep(0.2)
+    info = {
+        "name": spec.name, "ssh_port": spec.ssh_port, "username": "admin", "password_file": str(pw),
+        "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE, "trunk_port": spec.trunk_port,
+        "trunk_interface": tr, "port_map": port_map,
+        "hosts": {str(n): {"interface": f"FastEthernet0/{n}", "netns": ns_host(spec.name, n), "ip": host_ip(n),
+                           "mac": host_mac(n)} for n in spec.hosts},
+    }
+    (d / "lab.json").write_text(json.dumps(info, indent=2))
+    return info
+
+
+def lab_down(name: str) -> bool:
+    """Tear the lab down (idempotent): emulated switch, its OVS, namespaces, the trunk cable, lab files.
+
+    Returns True if anything was there.
+    """
+    d = lab_dir(name)
+    found = d.exists()
+    pidf = d / "fakeswitch.pid"
+    if pidf.exists():
+        try:
+            pid = int(pidf.read_text().strip())
+            os.killpg(pid, signal.SIGTERM)
+            for _ in range(50):
+                os.kill(pid, 0)
+                time.sleep(0.1)
+            os.killpg(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    if (d / "ovs").exists():
+        try:
+            Ovs(d / "ovs", netns=ns_switch(name)).stop()
+        except HarmlessError:
+            pass
+    for ns in Path("/run/netns").glob(f"hl-{name}-*") if Path("/run/netns").exists() else []:
+        found = True
+        _ip("netns", "del", ns.name, check=False)
+    if Path(f"/sys/class/net/{trunk_iface(name)}").exists():
+        found = True
+        _ip("link", "del", trunk_iface(name), check=False)
+    if d.exists():
+        shutil.rmtree(d, ignore_errors=True)
+    return found
+
+
+def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", ovs: str = "auto") -> dict:
+    """An inventory (as a dict, ready for YAML) that migrates every lab host port."""
+    return {
+        "server": {"datapath": "netdev", "ovs": ovs},
+        "switches": [{
+            "name": "sw1", "driver": "ios", "host": "127.0.0.1", "port": info["ssh_port"],
+            "username": info["username"], "password_file": info["password_file"],
+            "optional_args": {"inline_transfer": True, "dest_file_system": "flash:"},
+            "trunks": [{"switch_port": info["trunk_port"], "server_interface": info["trunk_interface"],
+                        "type": "system"}],
+            "access_ports": [h["interface"] for h in info["hosts"].values()],
+            "vlan_range": vlan_range, "datapath_id": "0x0000000000000001",
+            "openflow": {"versions": ["OpenFlow13"], "controllers": controllers},
+        }],
+    }
+
+
+def ping(info: dict, src: int, dst: int, count: int = 3, interval: float = 0.2) -> float:
+    """Ping host ``dst`` from host ``src`` (lab port numbers); return the loss in percent."""
+    p = _nsexec(info["hosts"][str(src)]["netns"], "ping", "-c", str(count), "-i", str(interval), "-W", "2",
+                info["hosts"][str(dst)]["ip"])
+    m = re.search(r"([\d.]+)% packet loss", p.stdout)
+    return float(m.group(1)) if m else 100.0
+
+
+def lab_ovs(info: dict) -> Ovs:
+    """The lab switch's own OVS instance (data plane of the legacy switch)."""
+    return Ovs(Path(info["ovs_dir"]), netns=info["switch_netns"])
