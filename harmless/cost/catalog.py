@@ -152,6 +152,12 @@ def _describe(err: dict[str, Any]) -> tuple[str, str, str]:
         return loc, f"expected a mapping, got {value!r}", "see the layout of harmless/cost/catalog_2017.yaml"
     if kind in ("string_type",):
         return loc, f"{value!r} is not text", "quote it"
+    ops = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"), "less_than_equal": ("<=", "le"),
+           "less_than": ("<", "lt")}
+    if kind in ops:
+        sym, key = ops[kind]
+        bound = (err.get("ctx") or {}).get(key)
+        return loc, f"{value!r} is out of range: must be {sym} {bound}", "use a value in the allowed range"
     return loc, err["msg"].lower(), "use a value in the allowed range"
 
 
