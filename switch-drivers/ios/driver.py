@@ -145,6 +145,12 @@ class IosDriver(SwitchDriver):
             dev.open()
         except Exception as exc:  # noqa: BLE001
             reason = self._reason(exc)
+            half_open = getattr(dev, "_netmiko_device", None)   # e.g. login OK but `enable` refused
+            if half_open is not None:
+                try:
+                    half_open.disconnect()
+                except Exception:  # noqa: BLE001
+                    pass
             log.warning("ios %s: open failed (%s)", self.where, reason)
             raise DeviceError(self.where, f"cannot reach/log in to the switch ({reason})",
                               "check address, port, username, password and enable secret") from None

@@ -1,0 +1,157 @@
+"""Fixtures for driver tests against the lab's emulated Cisco IOS switch.
+
+``start_fakeswitch(tmp_dir, ...)`` runs ``python -m harmless.lab.fakeswitch`` as a subprocess on a free
+loopback port (log to a file, never an unread PIPE: a full pipe would block the Twisted reactor), waits
+until SSH listens and returns a :class:`FakeSwitch`; ``stop()`` kills it by pid. Module-scoped fixtures
+reuse one process per test module because NAPALM's inline transfer costs ~7 s per candidate load.
+"""
+from __future__ import annotations
+
+import importlib.util
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+PASSWORD = "Lab-Pw-7f3a9c"          # test-only; asserted never to show up in errors or logs
+USERNAME = "admin"
+LAB_ARGS = {"inline_transfer": True, "dest_file_system": "flash:"}
+STARTUP_CONFIG = """\
+vlan 100
+ name users
+!
+vlan 101
+ name printers
+!
+interface FastEthernet0/7
+ switchport access vlan 100
+ switchport mode access
+!
+interface FastEthernet0/8
+ switchport access vlan 100
+ switchport mode access
+!
+interface FastEthernet0/9
+ switchport access vlan 101
+!
+end
+"""
+
+
+def _require_fake_switches():
+    if importlib.util.find_spec("fake_switches") is None:
+        pytest.skip("fake_switches is not installed (pip install --no-deps fake-switches==1.5.0 "
+                    "'Twisted[conch]>=24'); the lab switch cannot run")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class FakeSwitch:
+    """A running lab switch process."""
+
+    port: int
+    proc: subprocess.Popen
+    dir: Path
+    log_path: Path
+    extra: dict = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    username: str = USERNAME
+    password: str = PASSWORD
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def driver(self, **kw):
+        from harmless.switch_drivers.ios.driver import IosDriver
+        args = dict(LAB_ARGS)
+        args.update(kw.pop("optional_args", {}))
+        return IosDriver(self.host, kw.pop("port", self.port), kw.pop("username", self.username),
+                         kw.pop("password", self.password), optional_args=args, timeout=kw.pop("timeout", 30))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+def start_fakeswitch(tmp_dir: Path, *extra_args: str, startup_config: str | None = STARTUP_CONFIG,
+                     hostname: str = "sw1", timeout: float = 20.0) -> FakeSwitch:
+    """Start one lab switch in ``tmp_dir``; raise RuntimeError (with the log) if it does not come up."""
+    _require_fake_switches()
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    pw = tmp_dir / "password"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    args = [sys.executable, "-m", "harmless.lab.fakeswitch", "--hostname", hostname,
+            "--username", USERNAME, "--password-file", str(pw), "--log-file", str(tmp_dir / "fakeswitch.log"),
+            "--pid-file", str(tmp_dir / "fakeswitch.pid"), "--status-file", str(tmp_dir / "status.json")]
+    if startup_config is not None:
+        (tmp_dir / "startup.cfg").write_text(startup_config)
+        args += ["--startup-config", str(tmp_dir / "startup.cfg")]
+    last_err = ""
+    for _ in range(3):                       # a free port can be taken between probe and bind: retry
+        port = free_port()
+        out = open(tmp_dir / "stdout.txt", "w")
+        proc = subprocess.Popen([*args, "--listen-port", str(port), *extra_args], stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=str(Path(__file__).resolve().parents[2]))
+        out.close()
+        sw = FakeSwitch(port=port, proc=proc, dir=tmp_dir, log_path=tmp_dir / "fakeswitch.log")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return sw
+            except OSError:
+                time.sleep(0.05)
+        sw.stop()
+        last_err = sw.log() + (tmp_dir / "stdout.txt").read_text()
+    raise RuntimeError(f"lab switch did not start:\n{last_err}")
+
+
+@pytest.fixture(scope="module")
+def module_switch(tmp_path_factory):
+    """One lab switch (startup config: VLANs 100/101, Fa0/7-8 access 100, Fa0/9 vlan 101) per module."""
+    sw = start_fakeswitch(tmp_path_factory.mktemp("fakeswitch"))
+    try:
+        yield sw
+    finally:
+        sw.stop()
+
+
+@pytest.fixture(scope="module")
+def rejecting_switch(tmp_path_factory):
+    """A lab switch that rejects ``spanning-tree bpduguard ...`` lines (fault injection)."""
+    sw = start_fakeswitch(tmp_path_factory.mktemp("fakeswitch-reject"), "--reject", r"^spanning-tree bpduguard")
+    try:
+        yield sw
+    finally:
+        sw.stop()
+
+
+
+
+@pytest.fixture
+def lab_password() -> str:
+    """The lab switch's password (test-only), for asserting it never leaks."""
+    return PASSWORD
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A loopback TCP port nothing listens on."""
+    return free_port()
