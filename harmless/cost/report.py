@@ -160,7 +160,7 @@ def _plot_curve(c: Curve, cat: Catalog) -> Any:
     if sw and sw[-1] < c.xs[-1]:
         y_end = c.ys["software"][sw[-1] - c.xs[0]]
         ax.plot([sw[-1]], [y_end], marker="x", color=COLORS["software"])
-        ax.annotate(f"SW ends at {sw[-1]} ports", (sw[-1], y_end), textcoords="offset points", xytext=(6, 4),
+        ax.annotate(f"SW ends at {sw[-1]} ports", (sw[-1], y_end), textcoords="offset points", xytext=(8, -12),
                     fontsize=7, color=COLORS["software"])
     ax.set_title(c.title, fontsize=10)
     ax.set_xlabel(f"number of access ports ({c.speed} each)")
