@@ -155,3 +155,21 @@ def lab_password() -> str:
 def unused_port() -> int:
     """A loopback TCP port nothing listens on."""
     return free_port()
+
+
+@pytest.fixture
+def start_switch(tmp_path):
+    """Factory: ``start_switch(*extra_args, **kw)`` starts a lab switch (see :func:`start_fakeswitch`);
+    every switch it started is stopped at teardown, also when the test fails."""
+    started: list[FakeSwitch] = []
+
+    def start(*extra_args: str, **kw) -> FakeSwitch:
+        sw = start_fakeswitch(tmp_path / f"sw{len(started)}", *extra_args, **kw)
+        started.append(sw)
+        return sw
+
+    try:
+        yield start
+    finally:
+        for sw in started:
+            sw.stop()
