@@ -1,0 +1,276 @@
+"""Measurement engine and ``harmless bench --quick``.
+
+Method of the Mpps figures here: **maximum forwarding rate (RFC 2889 §5.3 style), closed loop**, not RFC 2544
+throughput. testpmd injects ``64 x 32`` frames per port (``start tx_first 64``) and then returns every frame it
+receives on the port it came from (``macswap``, loop topology); the system under test forwards them port A -> B
+-> A ... The rate is the sum of frames the generator received per second, i.e. frames the SUT forwarded. The loop
+runs at the pace of its slowest element (the SUT's PMD on CPU1 or the generator on CPU0), so next to it we record
+OVS's **processing cycles per packet** (``pmd-stats-show``), which does not depend on the generator's speed.
+
+Systems are measured in alternation (H, P, P, H, H, P ...) in one OVS instance and the medians are compared.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from harmless.bench.ovsstats import parse_pmd_stats, summarize
+from harmless.bench.sut import PAIRS, Systems, baseline_forwarder_options, generator_ports
+from harmless.bench.testpmd import Testpmd, TestpmdOptions, VirtioPort
+from harmless.bench.workloads import Workload, l2_workload
+from harmless.ovs import DpdkOptions
+
+METHOD_LOOP = "RFC 2889 maximum forwarding rate, closed loop (testpmd tx_first 64x32/port + macswap), not RFC 2544"
+
+Progress = Callable[[str], None]
+
+
+def _noop(_: str) -> None:
+    pass
+
+
+@dataclass
+class LoopSample:
+    """One closed-loop measurement window of one system."""
+
+    system: str
+    mpps: float
+    cycles_per_packet: float
+    ovs_mpps: float
+    idle_fraction: float
+    duration_s: float
+    datapath: dict = field(default_factory=dict)
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def measure_loop(gen: Testpmd, pair: tuple[int, int], duration: float, warmup: float, system: str,
+                 appctl: Callable[..., str] | None = None, burst_count: int = 64) -> LoopSample:
+    """One closed-loop window on generator ports ``pair``; ``appctl`` reads OVS PMD stats (None = no OVS)."""
+    gen.command("stop")
+    gen.command("set portlist " + ",".join(str(p) for p in pair))
+    gen.command(f"start tx_first {burst_count}")
+    time.sleep(warmup)
+    if appctl:
+        appctl("dpif-netdev/pmd-stats-clear")
+    s0 = gen.port_stats()
+    t0 = time.monotonic()
+    time.sleep(duration)
+    s1 = gen.port_stats()
+    t1 = time.monotonic()
+    dp = summarize(parse_pmd_stats(appctl("dpif-netdev/pmd-stats-show"))) if appctl else None
+    gen.command("stop")
+    dt = t1 - t0
+    rx = sum(s1[p].rx_packets - s0[p].rx_packets for p in pair)
+    return LoopSample(system, rx / dt / 1e6, dp.cycles_per_packet if dp else 0.0,
+                      (dp.packets / dt / 1e6) if dp else 0.0, dp.idle_fraction if dp else 0.0, round(dt, 3),
+                      dp.as_dict() if dp else {})
+
+
+def machine_info() -> dict:
+    """Machine, versions, cores: recorded with every result."""
+    info = {"hostname": platform.node(), "kernel": platform.release(), "python": platform.python_version(),
+            "cpus": os.cpu_count()}
+    try:
+        cpu = Path("/proc/cpuinfo").read_text()
+        info["cpu_model"] = next((ln.split(":", 1)[1].strip() for ln in cpu.splitlines()
+                                  if ln.startswith("model name")), "")
+        flags = next((ln.split(":", 1)[1].split() for ln in cpu.splitlines() if ln.startswith("flags")), [])
+        info["avx512"] = sorted(f for f in flags if f.startswith("avx512"))
+        info["mhz"] = next((float(ln.split(":", 1)[1]) for ln in cpu.splitlines() if ln.startswith("cpu MHz")),
+                           None)
+    except OSError:
+        pass
+    for name, argv in (("ovs", ["ovs-vswitchd", "--version"]), ("testpmd_pkg", ["dpkg-query", "-W", "dpdk-dev"]),
+                       ("ovs_dpdk_pkg", ["dpkg-query", "-W", "openvswitch-switch-dpdk"])):
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=5).stdout.strip()
+            info[name] = out.splitlines()[0] if out else ""
+        except (OSError, subprocess.TimeoutExpired):
+            info[name] = ""
+    try:
+        info["loadavg"] = Path("/proc/loadavg").read_text().split()[:3]
+    except OSError:
+        pass
+    return info
+
+
+class _Terminate(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def clean_stop():
+    """Turn SIGTERM/SIGHUP into KeyboardInterrupt so ``finally`` blocks tear everything down."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    for s in old:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def make_workdir() -> Path:
+    # short path: vhost-user socket paths must stay below 108 bytes
+    return Path(tempfile.mkdtemp(prefix="hlb-", dir="/tmp"))
+
+
+@dataclass
+class Session:
+    """One benchmark session: one OVS-DPDK with (a)+(b), one generator; stopped in ``close``."""
+
+    workdir: Path
+    hugepages: bool = False
+    frame_size: int = 64
+    progress: Progress = _noop
+    systems: Systems | None = None
+    gen: Testpmd | None = None
+    other_config: dict = field(default_factory=dict)
+
+    def open(self, workload: Workload) -> None:
+        self.progress("starting OVS-DPDK (1 PMD on CPU1) and building HARMLESS + plain bridges")
+        self.systems = Systems(self.workdir, DpdkOptions(hugepages=self.hugepages), dict(self.other_config))
+        self.systems.start()
+        self.systems.build(workload)
+        self.progress("starting testpmd generator (4 vhost-user ports, CPU0)")
+        self.gen = Testpmd(self.workdir, "gen", generator_ports(self.systems.sock, workload),
+                           TestpmdOptions(hugepages=self.hugepages, frame_size=self.frame_size))
+        self.gen.start()
+        self.gen.wait_links()
+
+    def appctl(self, *args: str) -> str:
+        return self.systems.ovs.appctl(*args)
+
+    def measure(self, system: str, duration: float, warmup: float = 1.0) -> LoopSample:
+        return measure_loop(self.gen, PAIRS[system], duration, warmup, system, self.appctl)
+
+    def set_frame_size(self, size: int) -> None:
+        from harmless.bench.testpmd import txpkts_for
+        self.gen.command("stop")
+        self.gen.command(f"set txpkts {txpkts_for(size)}")
+        self.frame_size = size
+
+    def close(self) -> None:
+        try:
+            if self.gen is not None:
+                self.gen.stop()
+        finally:
+            self.gen = None
+            if self.systems is not None:
+                self.systems.stop()
+                self.systems = None
+
+
+def compare(session: Session, duration: float, rounds: int, progress: Progress = _noop,
+            systems: tuple[str, str] = ("harmless", "plain")) -> dict:
+    """Alternate the two systems ``rounds`` times (ABBA order); return medians and ratios."""
+    samples: dict[str, list[LoopSample]] = {s: [] for s in systems}
+    for r in range(rounds):
+        order = systems if r % 2 == 0 else systems[::-1]
+        for s in order:
+            smp = session.measure(s, duration)
+            samples[s].append(smp)
+            progress(f"  round {r + 1}/{rounds} {s:8s} {smp.mpps:6.2f} Mpps  {smp.cycles_per_packet:6.0f} cyc/pkt"
+                     f"  (PMD idle {smp.idle_fraction:.0%})")
+    return summarize_pair(samples, systems)
+
+
+def summarize_pair(samples: dict[str, list[LoopSample]], systems: tuple[str, str] = ("harmless", "plain")) -> dict:
+    """Medians per system, Mpps ratio and cycles ratio (pure)."""
+    a, b = systems
+    med = {s: {"mpps": statistics.median(x.mpps for x in v),
+               "cycles_per_packet": statistics.median(x.cycles_per_packet for x in v)} for s, v in samples.items()}
+    out = {f"{a}_mpps": round(med[a]["mpps"], 3), f"{b}_mpps": round(med[b]["mpps"], 3),
+           f"{a}_cycles_per_packet": round(med[a]["cycles_per_packet"], 1),
+           f"{b}_cycles_per_packet": round(med[b]["cycles_per_packet"], 1)}
+    out["ratio"] = round(med[a]["mpps"] / med[b]["mpps"], 3) if med[b]["mpps"] else 0.0
+    out["cycles_ratio"] = (round(med[b]["cycles_per_packet"] / med[a]["cycles_per_packet"], 3)
+                           if med[a]["cycles_per_packet"] else 0.0)
+    out["samples"] = {s: [x.as_dict() for x in v] for s, v in samples.items()}
+    return out
+
+
+def run_baseline(workdir: Path, duration: float, hugepages: bool, frame_size: int = 64,
+                 progress: Progress = _noop) -> LoopSample:
+    """(c) DPDK io-forwarding baseline: generator <-> testpmd io forwarder (no OVS; run it when OVS is stopped)."""
+    sock = workdir / "sock-base"
+    sock.mkdir(parents=True, exist_ok=True)
+    ports = [VirtioPort(str(sock / "a.sock"), "02:00:00:00:00:07", "02:00:00:00:00:0a"),
+             VirtioPort(str(sock / "b.sock"), "02:00:00:00:00:0a", "02:00:00:00:00:07")]
+    gen = Testpmd(workdir, "bgen", ports, TestpmdOptions(hugepages=hugepages, frame_size=frame_size))
+    fwd_opt = baseline_forwarder_options()
+    fwd_opt.hugepages = hugepages
+    fwd = Testpmd(workdir, "bfwd", ports, fwd_opt)
+    try:
+        progress("baseline: testpmd io forwarder (CPU1) <-> generator (CPU0), no OVS")
+        gen.start()
+        fwd.start()
+        fwd.command("start")
+        gen.wait_links()
+        smp = measure_loop(gen, (0, 1), duration, 1.0, "baseline")
+        progress(f"  baseline {smp.mpps:6.2f} Mpps")
+        return smp
+    finally:
+        for t in (fwd, gen):
+            try:
+                t.stop()
+            except Exception:   # noqa: BLE001 - teardown must go on
+                pass
+        shutil.rmtree(sock, ignore_errors=True)
+
+
+def run_quick(duration: float = 4.0, rounds: int = 3, hugepages: bool = False, n_macs: int = 2,
+              baseline: bool = False, progress: Progress = _noop, keep: bool = False) -> dict:
+    """``harmless bench --quick``: L2 bridge workload, 64 B, HARMLESS vs plain in one OVS-DPDK run.
+
+    Returns:
+        dict with ``harmless_mpps``, ``plain_mpps``, ``ratio`` (Mpps), ``harmless_cycles_per_packet``,
+        ``plain_cycles_per_packet``, ``cycles_ratio`` (plain/harmless cycles), method, settings, machine.
+    """
+    t_start = time.monotonic()
+    workdir = make_workdir()
+    wl = l2_workload(n_macs)
+    sess = Session(workdir, hugepages=hugepages, frame_size=64, progress=progress)
+    result: dict = {}
+    try:
+        with clean_stop():
+            sess.open(wl)
+            problems = sess.systems.verify()
+            if problems:
+                raise RuntimeError("HARMLESS bridges did not verify: " + "; ".join(problems))
+            result = compare(sess, duration, rounds, progress)
+            boot = sess.systems.ovs.ofctl("-O", "OpenFlow13", "dump-flows", "br-otc", "cookie=0xb007/-1")
+            result["bootstrap_packets"] = sum(int(x.split("n_packets=")[1].split(",")[0])
+                                              for x in boot.splitlines() if "n_packets=" in x)
+            sess.close()
+            if baseline:
+                b = run_baseline(workdir, duration, hugepages, progress=progress)
+                result["baseline_mpps"] = round(b.mpps, 3)
+    finally:
+        sess.close()
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    result.update({
+        "workload": "l2", "n_flows": wl.n_rules, "frame_size": 64, "method": METHOD_LOOP,
+        "duration_s": duration, "rounds": rounds, "hugepages": hugepages,
+        "settings": {"ovs_pmd_cpu_mask": "0x2", "ovs_lcore_mask": "0x1", "testpmd_lcores": "0@0,1@0",
+                     "trunks": "2 x dpdkvhostuserclient (VID 107, VID 110)", "pipeline": wl.note,
+                     "translator": "pop_vlan / push_vlan+set_field (harmless.otc.flows)"},
+        "machine": machine_info(), "elapsed_s": round(time.monotonic() - t_start, 1)})
+    return result
