@@ -204,6 +204,17 @@ class IosDriver(SwitchDriver):
                            vlans={int(vid): v.get("name", "") for vid, v in vlans.items()},
                            ports=ports)
 
+    def link_states(self) -> dict[str, str]:
+        """Operational state per interface (NAPALM ``get_interfaces``).
+
+        Returns:
+            ``{name: "up" | "down" | "admin-down"}`` for every interface the device lists.
+        """
+        out = {}
+        for name, i in self._call("get_interfaces", self._dev().get_interfaces).items():
+            out[name] = "admin-down" if not i.get("is_enabled", True) else ("up" if i.get("is_up") else "down")
+        return out
+
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """Render ``templates/harmless.j2`` (pure; see :func:`render.render_config`)."""
         return render_config(access, trunks)

@@ -39,6 +39,9 @@ interface FastEthernet0/8
 interface FastEthernet0/9
  switchport access vlan 101
 !
+interface FastEthernet0/12
+ shutdown
+!
 end
 """
 
@@ -125,7 +128,7 @@ def start_fakeswitch(tmp_dir: Path, *extra_args: str, startup_config: str | None
 
 @pytest.fixture(scope="module")
 def module_switch(tmp_path_factory):
-    """One lab switch (startup config: VLANs 100/101, Fa0/7-8 access 100, Fa0/9 vlan 101) per module."""
+    """One lab switch (startup config: VLANs 100/101, Fa0/7-8 access 100, Fa0/9 vlan 101, Fa0/12 shut) per module."""
     sw = start_fakeswitch(tmp_path_factory.mktemp("fakeswitch"))
     try:
         yield sw

@@ -24,6 +24,7 @@ def test_facts_and_capabilities(module_switch):
     with module_switch.driver() as drv:
         facts = drv.facts()
         caps = drv.capabilities
+        links = drv.link_states()
     assert (facts.hostname, facts.model) == ("sw1", "WS-C3750G-24TS-1U")
     assert "12.2" in facts.os_version
     assert {f"FastEthernet0/{i}" for i in range(1, 25)} | {"GigabitEthernet0/1", "GigabitEthernet0/2"} <= set(facts.interfaces)
@@ -32,6 +33,8 @@ def test_facts_and_capabilities(module_switch):
     assert facts.ports["FastEthernet0/9"] == PortVlanState("FastEthernet0/9", "dynamic", access_vid=101)
     assert facts.ports["GigabitEthernet0/1"] == PortVlanState("GigabitEthernet0/1", "dynamic", access_vid=1)
     assert not caps.commit_confirm and caps.replace      # the fake has no IOS archive feature
+    assert facts.ports["FastEthernet0/12"].shutdown and links["FastEthernet0/12"] == "admin-down"
+    assert links["FastEthernet0/7"] == "up" and set(links.values()) <= {"up", "down", "admin-down"}
 
 
 def test_apply_is_idempotent_and_restore_is_exact(module_switch):
