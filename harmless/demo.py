@@ -41,14 +41,16 @@ def free_port(preferred: int | None = None) -> int:
         return s.getsockname()[1]
 
 
-def start_controller(port: int, log_file: Path, app: str = CONTROLLER_APP) -> subprocess.Popen:
-    """Start ``osken-manager`` with ``app`` listening on 127.0.0.1:``port`` (OpenFlow)."""
+def start_controller(port: int, log_file: Path, app: str = CONTROLLER_APP, netns: str | None = None
+                     ) -> subprocess.Popen:
+    """Start ``osken-manager`` with ``app`` listening on 127.0.0.1:``port`` (OpenFlow), in ``netns`` if given."""
     mgr = Path(sys.executable).parent / "osken-manager"
     exe = str(mgr) if mgr.exists() else shutil.which("osken-manager")
     if not exe:
         raise HarmlessError("controller", "osken-manager not found", "run packaging/install.sh")
     out = open(log_file, "w")
-    return subprocess.Popen([exe, "--ofp-tcp-listen-port", str(port), "--ofp-listen-host", "127.0.0.1", app],
+    ns = ["ip", "netns", "exec", netns] if netns else []
+    return subprocess.Popen([*ns, exe, "--ofp-tcp-listen-port", str(port), "--ofp-listen-host", "127.0.0.1", app],
                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
 
 
@@ -85,13 +87,15 @@ def run_demo(progress=lambda m: None, lab_name: str = "demo", hosts: tuple[int, 
     deployed = False
     t0 = time.monotonic()
     try:
-        info = lab.lab_up(lab.LabSpec(name=lab_name, ssh_port=free_port(2299), hosts=hosts), progress)
+        # the server side runs in its own namespace so the demo works beside any other userspace OVS
+        info = lab.lab_up(lab.LabSpec(name=lab_name, ssh_port=free_port(2299), hosts=hosts,
+                                      server_netns=f"hl-{lab_name}-srv"), progress)
         d = lab.lab_dir(lab_name)
         progress("pinging between the hosts before HARMLESS (VLAN 100, switched by the legacy switch)")
         summary["ping_loss_before_pct"], _ = _all_pairs_loss(info, 1)
-        port = free_port(6653)
+        port = 6653   # inside the server namespace: nothing else listens there
         progress(f"starting the bundled controller ({CONTROLLER_APP}) on tcp:127.0.0.1:{port}")
-        ctl = start_controller(port, d / "controller.log")
+        ctl = start_controller(port, d / "controller.log", netns=info["server_netns"])
         inv_path = d / "inventory.yaml"
         inv_path.write_text(yaml.safe_dump(lab.inventory(info, [f"tcp:127.0.0.1:{port}"]), sort_keys=False))
         progress("harmless plan")
@@ -117,7 +121,7 @@ def run_demo(progress=lambda m: None, lab_name: str = "demo", hosts: tuple[int, 
         s = orch.status(with_device=False)
         summary["ports"] = s["switches"][0]["ports"]
         state_now = st.load()
-        ovs = orch.Ovs(Path(state_now["ovs"]["base_dir"])) if state_now["ovs"]["private"] else orch.Ovs(None)
+        ovs = orch.state_ovs(state_now)
         summary["hairpinned_packets"] = bridges.otc_hairpinned_packets(ovs)
         sp = Plan.from_dict(state_now["plan"]).switches[0]
         a, b = sp.ports[0], sp.ports[-1]

@@ -2,7 +2,7 @@
 
 Shape (see README "Inventory reference" and ``examples/lab.yaml``)::
 
-    server:    {datapath: netdev|dpdk, ovs: auto|system|private, dpdk: {hugepages: bool, ...}}
+    server:    {datapath: netdev|dpdk, ovs: auto|system|private, netns: NAME, dpdk: {hugepages: bool, ...}}
     switches:  # one or more legacy switches; each gets its own OpenFlow bridge (br-of-<name>)
       - name, driver (napalm name: ios, ...), host, port, username,
         password_env: VAR  |  password_file: /path (mode 0600)      # a *reference*, never the password
@@ -54,6 +54,8 @@ class Server(_Model):
 
     datapath: Literal["netdev", "dpdk"] = "netdev"
     ovs: Literal["auto", "system", "private"] = "auto"
+    netns: str | None = Field(None, description="network namespace of the private OVS and the trunk interfaces "
+                                                "(default: this one)", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     dpdk: DpdkSettings = DpdkSettings()
 
 

@@ -15,6 +15,7 @@ Progress goes through the ``progress`` callback (the CLI prints it); nothing her
 """
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,16 +71,30 @@ def server_ovs(inv: Inventory, start: bool = True) -> Ovs:
         d = inv.server.dpdk
         dp = DpdkOptions(hugepages=d.hugepages, socket_mem_mb=d.socket_mem_mb, lcore_mask=d.lcore_mask,
                          pmd_cpu_mask=d.pmd_cpu_mask)
-    return open_ovs(inv.server.ovs, st.state_dir() / "ovs", dpdk=dp, start=start)
+    return open_ovs(inv.server.ovs, st.state_dir() / "ovs", dpdk=dp, start=start, netns=inv.server.netns)
+
+
+def state_ovs(s: dict) -> Ovs:
+    """The OVS instance recorded in a deployment state."""
+    o = s.get("ovs") or {}
+    return Ovs(Path(o["base_dir"]), netns=o.get("netns")) if o.get("private") else Ovs(None)
 
 
 def _check_trunk_interfaces(inv: Inventory, src: str) -> None:
     """Kernel trunk interfaces (system/afxdp) must exist before anything changes."""
     for i, sw in enumerate(inv.switches):
         for j, t in enumerate(sw.trunks):
-            if t.type in ("system", "afxdp") and not Path(f"/sys/class/net/{t.server_interface}").exists():
+            if t.type not in ("system", "afxdp"):
+                continue
+            ns = inv.server.netns
+            if ns and not Path(f"/run/netns/{ns}").exists():
+                raise InputError(f"{src}: server.netns", f"no network namespace {ns}",
+                                 f"create it (ip netns add {ns}) or remove server.netns")
+            argv = ["ip", *(["-n", ns] if ns else []), "link", "show", "dev", t.server_interface]
+            if subprocess.run(argv, capture_output=True).returncode != 0:
                 raise InputError(f"{src}: switches[{i}].trunks[{j}].server_interface",
-                                 f"no interface {t.server_interface} on this server",
+                                 f"no interface {t.server_interface} on this server"
+                                 + (f" (namespace {ns})" if ns else ""),
                                  "cable the trunk to an existing interface (ip link) and name it here")
 
 
@@ -180,7 +195,15 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300) -
         ovs = server_ovs(inv, start=False)
         created_ovs = ovs.private and not ovs.vswitchd_running()
         ovs.start()
-        bridges.apply(ovs, res.plan)
+        try:
+            bridges.apply(ovs, res.plan)
+        except OvsError:
+            if ovs.private and ovs.datapath_conflict():
+                raise OvsError("server", "another Open vSwitch with a userspace (netdev) datapath already runs in "
+                               "this network namespace, so HARMLESS's own cannot open its datapath",
+                               "use that one (server.ovs: system) or give HARMLESS its own namespace "
+                               "(server.netns)") from None
+            raise
         # 3. verify, then confirm commit-confirm commits
         problems = bridges.verify(ovs, res.plan)
         if problems:
@@ -200,7 +223,7 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300) -
         "inventory": str(Path(inventory_path).resolve()), "plan": res.plan.to_dict(), "backups": backups,
         "switches": {s.name: _switch_record(s) for s in inv.switches},
         "ovs": {"private": ovs.private, "base_dir": str(ovs.base_dir) if ovs.private else None,
-                "datapath": inv.server.datapath},
+                "netns": ovs.netns, "datapath": inv.server.datapath},
         "phase": "up", "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     st.save(new_state)
@@ -261,11 +284,10 @@ def down(progress: Progress = _quiet) -> dict:
         if not restored[name]:
             raise CommitError(name, "the running config still differs from the saved one after restore",
                               f"compare with {s['backups'][name]['file']}")
-    o = s.get("ovs") or {}
     plan_d = s.get("plan")
     if plan_d:
         progress("removing br-otc and the OpenFlow bridge(s)")
-        ovs = Ovs(Path(o["base_dir"])) if o.get("private") else Ovs(None)
+        ovs = state_ovs(s)
         if ovs.ovsdb_running():
             if ovs.private:
                 ovs.start()   # vswitchd may have died; del-br waits for it
@@ -287,8 +309,7 @@ def status(with_device: bool = True) -> dict:
     if not s or not s.get("plan"):
         return {"deployed": False, "switches": []}
     plan_obj = Plan.from_dict(s["plan"])
-    o = s.get("ovs") or {}
-    ovs = Ovs(Path(o["base_dir"])) if o.get("private") else Ovs(None)
+    ovs = state_ovs(s)
     out = {"deployed": True, "inventory": s["inventory"], "ovs_running": ovs.vswitchd_running() if ovs.private
            else ovs.ovsdb_running(), "switches": []}
     for sp in plan_obj.switches:
@@ -298,7 +319,9 @@ def status(with_device: bool = True) -> dict:
                 sw = Switch.model_validate(s["switches"][sp.name])
                 drv = connect(sw, f"{s['inventory']}: switch {sp.name}")
                 try:
-                    links = drv.link_states() if hasattr(drv, "link_states") else {}
+                    links = drv.link_states()
+                except NotImplementedError:
+                    links = {}
                 finally:
                     drv.close()
             except HarmlessError as e:

@@ -185,6 +185,17 @@ class Ovs:
             if not self.vswitchd_running():
                 raise OvsError("ovs-vswitchd", "did not start", f"see {self.logdir / 'ovs-vswitchd.log'}")
 
+    def datapath_conflict(self) -> bool:
+        """True when this vswitchd could not open its userspace datapath because another OVS with a ``netdev``
+        datapath owns the ``ovs-netdev`` tap of the same network namespace (two cannot share one namespace)."""
+        log = self.logdir / "ovs-vswitchd.log"
+        try:
+            text = log.read_text()
+            text = text[text.rfind("opened log file"):]          # only since this daemon's last start
+            return "ovs-netdev: creating tap device failed: Device or resource busy" in text
+        except OSError:
+            return False
+
     def _configure_dpdk(self) -> Path:
         """Write DPDK settings into Open_vSwitch.other_config; return the vswitchd binary to run."""
         if self.dpdk is None:
@@ -293,26 +304,29 @@ def system_ovs() -> Ovs | None:
     return o
 
 
-def open_ovs(mode: str, base_dir: Path, dpdk: DpdkOptions | None = None, start: bool = True) -> Ovs:
+def open_ovs(mode: str, base_dir: Path, dpdk: DpdkOptions | None = None, start: bool = True,
+             netns: str | None = None) -> Ovs:
     """The OVS instance HARMLESS uses for the server side.
 
     Args:
         mode: ``auto`` (the system's when one runs, else private), ``system`` or ``private``.
         base_dir: folder of the private instance.
         dpdk: DPDK options for a private instance (None = plain userspace datapath).
+        netns: network namespace of a private instance (None = the caller's); with a namespace the system OVS
+            is never used.
         start: start the private daemons when they are not running.
 
     Raises:
         OvsError: ``system`` requested but none runs; a daemon failed to start.
     """
-    if mode in ("auto", "system"):
+    if mode in ("auto", "system") and not (mode == "auto" and netns):
         sys_ovs = system_ovs()
         if sys_ovs is not None:
             return sys_ovs
         if mode == "system":
             raise OvsError("server.ovs", "no system Open vSwitch is running",
                            "start it, or set server.ovs: private (HARMLESS then runs its own)")
-    o = Ovs(base_dir, dpdk=dpdk)
+    o = Ovs(base_dir, netns=netns, dpdk=dpdk)
     if start:
         o.start()
     return o

@@ -196,11 +196,12 @@ def port_status(ovs: Ovs, sp: SwitchPlan) -> dict:
     """
     ifaces = {r["name"]: r for r in ovs.vsctl_json("Interface", columns=["name", "statistics", "link_state",
                                                                            "error", "ofport"])}
+    live = parse_dump_ports(ovs.ofctl("-O", "OpenFlow13", "dump-ports", sp.bridge))   # OVSDB stats lag by 5 s
     ports = {}
     for p in sp.ports:
         _, of_side = patch_names(sp.name, p.ofport)
-        st = ifaces.get(of_side, {}).get("statistics", {}) or {}
-        ports[p.ofport] = {"name": of_side, **{k: int(st.get(k, 0)) for k in
+        c = live.get(p.ofport, {})
+        ports[p.ofport] = {"name": of_side, **{k: c.get(k, 0) for k in
                                                ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes")}}
     trunks = {}
     for t in sp.trunks:
@@ -217,6 +218,31 @@ def port_status(ovs: Ovs, sp: SwitchPlan) -> dict:
         ctls.append({"target": r["target"], "is_connected": bool(r["is_connected"]),
                      "role": r["role"] or "-", "state": (r["status"] or {}).get("state", "-")})
     return {"ports": ports, "controllers": ctls, "trunks": trunks}
+
+
+def parse_dump_ports(text: str) -> dict[int, dict[str, int]]:
+    """Parse ``ovs-ofctl dump-ports`` output into ``{port_no: {"rx_packets", "rx_bytes", "tx_packets",
+    "tx_bytes"}}`` (LOCAL is skipped). Pure."""
+    out: dict[int, dict[str, int]] = {}
+    cur = None
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("port"):
+            head, _, rest = s.partition(":")
+            no = head.split()[-1].strip('"')
+            cur = int(no) if no.isdigit() else None
+            s = rest.strip()
+            if cur is not None:
+                out[cur] = {}
+        if cur is None:
+            continue
+        for direction in ("rx", "tx"):
+            if s.startswith(direction + " "):
+                fields = dict(kv.split("=", 1) for kv in s[3:].replace(" ", "").split(",") if "=" in kv)
+                for src, dst in (("pkts", "packets"), ("bytes", "bytes")):
+                    v = fields.get(src, "0")
+                    out[cur][f"{direction}_{dst}"] = int(v) if v.isdigit() else 0
+    return out
 
 
 def otc_hairpinned_packets(ovs: Ovs) -> int:

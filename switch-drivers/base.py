@@ -167,6 +167,10 @@ class SwitchDriver(abc.ABC):
     def rollback(self) -> None:
         """Undo the last commit."""
 
+    def link_states(self) -> dict[str, str]:
+        """Operational state per interface: ``{name: "up" | "down" | "admin-down"}``."""
+        raise NotImplementedError
+
     @abc.abstractmethod
     def restore(self, saved_config: str) -> str:
         """Replace the running config with ``saved_config`` (a text from ``running_config``); return the diff applied."""

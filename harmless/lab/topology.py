@@ -49,6 +49,8 @@ class LabSpec:
         hosts: legacy port indexes (FastEthernet0/N) that get a host.
         trunk_port: the switch port cabled to the HARMLESS server.
         reject: regexes of config lines the emulated device rejects (test-only fault injection).
+        server_netns: put the server end of the trunk into this network namespace (created if missing; the
+            inventory then runs HARMLESS's private OVS there); None = this namespace, like a real server.
     """
 
     name: str = "lab"
@@ -56,6 +58,7 @@ class LabSpec:
     hosts: tuple[int, ...] = (7, 8, 10)
     trunk_port: str = "GigabitEthernet0/1"
     reject: tuple[str, ...] = ()
+    server_netns: str | None = None
 
 
 def lab_dir(name: str) -> Path:
@@ -173,11 +176,18 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
         _nsexec(h_ns, "ethtool", "-K", "eth0", "tx", "off")   # userspace datapath: no partial checksums
     tr = trunk_iface(spec.name)
     port_map[spec.trunk_port] = ovs_port(spec.trunk_port)
-    if Path(f"/sys/class/net/{tr}").exists():
-        _ip("link", "del", tr)
-    _ip("link", "add", port_map[spec.trunk_port], "netns", sw_ns, "type", "veth", "peer", "name", tr)
-    subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{tr}.disable_ipv6=1"], capture_output=True)
-    _ip("link", "set", tr, "up")
+    srv = spec.server_netns
+    if srv and not Path(f"/run/netns/{srv}").exists():
+        _ip("netns", "add", srv)
+        _ip("-n", srv, "link", "set", "lo", "up")
+    srv_args = ["-n", srv] if srv else []
+    if _ip(*srv_args, "link", "show", "dev", tr, check=False).returncode == 0:
+        _ip(*srv_args, "link", "del", tr)
+    _ip("link", "add", port_map[spec.trunk_port], "netns", sw_ns, "type", "veth", "peer", "name", tr,
+        *(["netns", srv] if srv else []))
+    sysctl = ["sysctl", "-qw", f"net.ipv6.conf.{tr}.disable_ipv6=1"]
+    subprocess.run(["ip", "netns", "exec", srv, *sysctl] if srv else sysctl, capture_output=True)
+    _ip(*srv_args, "link", "set", tr, "up")
     _ip("-n", sw_ns, "link", "set", port_map[spec.trunk_port], "up")
 
     progress("starting the legacy switch's data plane (OVS in its namespace)")
@@ -218,7 +228,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     info = {
         "name": spec.name, "ssh_port": spec.ssh_port, "username": "admin", "password_file": str(pw),
         "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE, "trunk_port": spec.trunk_port,
-        "trunk_interface": tr, "port_map": port_map,
+        "trunk_interface": tr, "server_netns": srv, "port_map": port_map,
         "hosts": {str(n): {"interface": f"FastEthernet0/{n}", "netns": ns_host(spec.name, n), "ip": host_ip(n),
                            "mac": host_mac(n)} for n in spec.hosts},
     }
@@ -262,8 +272,11 @@ def lab_down(name: str) -> bool:
 
 def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", ovs: str = "auto") -> dict:
     """An inventory (as a dict, ready for YAML) that migrates every lab host port."""
+    server = {"datapath": "netdev", "ovs": ovs}
+    if info.get("server_netns"):
+        server.update(ovs="private", netns=info["server_netns"])
     return {
-        "server": {"datapath": "netdev", "ovs": ovs},
+        "server": server,
         "switches": [{
             "name": "sw1", "driver": "ios", "host": "127.0.0.1", "port": info["ssh_port"],
             "username": info["username"], "password_file": info["password_file"],
