@@ -1,0 +1,77 @@
+"""Translator flow builders and OVS output parsers (pure)."""
+import pytest
+
+from harmless.otc.bridges import convergence_commands, parse_dump_ports
+from harmless.otc.flows import (OTC_COOKIE, Flow, patch_ofport, push_vlan_acts, translator_flows,
+                                trunk_ofport)
+from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
+
+
+def plan(n_switches=1):
+    sws = []
+    for s in range(1, n_switches + 1):
+        sws.append(SwitchPlan(f"sw{s}", f"br-of-sw{s}", f"{s:016x}", ("OpenFlow13",), ("tcp:127.0.0.1:6653",),
+                              (PortPlan("Fa0/7", 7, 107, "Gi0/1", "harmless-sw1-p7"),
+                               PortPlan("Fa0/10", 10, 110, "Gi0/1", "harmless-sw1-p10")),
+                              (TrunkPlan("Gi0/1", f"eth{s}", "system", (), (107, 110)),)))
+    return Plan(tuple(sws))
+
+
+def test_translator_flows_pop_on_ingress_push_on_egress():
+    lines = [f.to_ofctl() for f in translator_flows(plan())]
+    c = f"cookie={OTC_COOKIE:#x},table=0"
+    assert lines == [
+        f"{c},priority=100,in_port=1900,dl_vlan=107,actions=pop_vlan,output:1007",
+        f"{c},priority=100,in_port=1007,actions=push_vlan:0x8100,set_field:4203->vlan_vid,output:1900",
+        f"{c},priority=100,in_port=1900,dl_vlan=110,actions=pop_vlan,output:1010",
+        f"{c},priority=100,in_port=1010,actions=push_vlan:0x8100,set_field:4206->vlan_vid,output:1900",
+        f"{c},priority=0,actions=drop",
+    ]
+
+
+def test_numbering_separates_switches():
+    flows = translator_flows(plan(2))
+    assert patch_ofport(2, 7) == 2007 and trunk_ofport(2, 0) == 2900
+    assert any("in_port=2900,dl_vlan=107" in f.to_ofctl() for f in flows)
+    assert len(flows) == 9 and all(f.cookie == OTC_COOKIE for f in flows)
+    with pytest.raises(ValueError):
+        patch_ofport(1, 900)
+
+
+def test_push_vlan_sets_ofpvid_present():
+    assert push_vlan_acts(107) == ("push_vlan:0x8100", "set_field:4203->vlan_vid")
+    assert push_vlan_acts(5, tpid=0x88A8)[0] == "push_vlan:0x88a8"
+    with pytest.raises(ValueError):
+        push_vlan_acts(4095)
+    assert Flow(0, (), ()).to_ofctl().endswith("actions=drop")
+
+
+def test_convergence_sets_secure_ofport_request_and_removes_stale():
+    cmds = convergence_commands(plan(), bridges={"br-of-old": {"external_ids": {"harmless": "of"}}},
+                                owned_ports={"sw1-p3": {"external_ids": {"harmless": "sw1"}}}, controllers={})
+    flat = [" ".join(c) for c in cmds]
+    assert "--if-exists del-br br-of-old" in flat
+    assert "--if-exists del-port sw1-p3" in flat
+    assert any(c.startswith("set Bridge br-otc") and "fail_mode=secure" in c and "OpenFlow14" in c for c in flat)
+    assert any(c.startswith("set Bridge br-of-sw1") and "fail_mode=secure" in c
+               and "other_config:datapath-id=0000000000000001" in c for c in flat)
+    assert "set Interface sw1-p7 type=patch options:peer=otc-sw1-p7 ofport_request=7" in flat
+    assert "set-controller br-of-sw1 tcp:127.0.0.1:6653" in flat
+    # nothing to change for controllers already set
+    cmds = convergence_commands(plan(), {}, {}, {"br-of-sw1": ["tcp:127.0.0.1:6653"]})
+    assert not any(c[0] == "set-controller" for c in cmds)
+
+
+def test_parse_dump_ports():
+    text = """OFPST_PORT reply (OF1.3) (xid=0x2): 3 ports
+  port  7: rx pkts=12, bytes=1120, drop=0, errs=0, frame=0, over=0, crc=0
+           tx pkts=11, bytes=1078, drop=0, errs=0, coll=0
+           duration=16.069s
+  port LOCAL: rx pkts=0, bytes=0, drop=0, errs=0, frame=0, over=0, crc=0
+           tx pkts=0, bytes=0, drop=5, errs=0, coll=0
+  port  10: rx pkts=3, bytes=294, drop=?, errs=?, frame=?, over=?, crc=?
+           tx pkts=?, bytes=?, drop=?, errs=?, coll=?
+"""
+    assert parse_dump_ports(text) == {
+        7: {"rx_packets": 12, "rx_bytes": 1120, "tx_packets": 11, "tx_bytes": 1078},
+        10: {"rx_packets": 3, "rx_bytes": 294, "tx_packets": 0, "tx_bytes": 0}}

@@ -1,0 +1,82 @@
+"""Planner: VID allocation, OpenFlow port numbers, stability, conflicts (pure, no device)."""
+import pytest
+import yaml
+
+from harmless.errors import InputError
+from harmless.inventory import parse_inventory
+from harmless.plan import Plan, make_plan, vlan_name
+from harmless.switch_drivers.base import DeviceFacts
+
+IFACES = tuple(f"FastEthernet0/{i}" for i in range(1, 25)) + ("GigabitEthernet0/1", "GigabitEthernet0/2")
+
+
+def inv(ports=("FastEthernet0/7", "FastEthernet0/8", "FastEthernet0/10"), vlan_range="100-199", **extra):
+    sw = {"name": "sw1", "driver": "ios", "host": "h", "username": "u", "password_env": "X",
+          "trunks": [{"switch_port": "GigabitEthernet0/1", "server_interface": "eth1"}],
+          "access_ports": list(ports), "vlan_range": vlan_range, **extra}
+    return parse_inventory(yaml.safe_dump({"switches": [sw]}), "inv.yaml")
+
+
+def facts(vlans=None):
+    return {"sw1": DeviceFacts("sw1", "WS-C2960", "12.2", IFACES, vlans or {1: "default"})}
+
+
+def test_ofport_is_legacy_index_and_vid_prefers_range_start_plus_port():
+    p = make_plan(inv(), facts({1: "default", 100: "users", 101: "printers"}))
+    sp = p.switches[0]
+    assert [(x.interface, x.ofport, x.vid) for x in sp.ports] == [
+        ("FastEthernet0/7", 7, 107), ("FastEthernet0/8", 8, 108), ("FastEthernet0/10", 10, 110)]
+    assert sp.trunks[0].vids == (107, 108, 110)
+    assert sp.ports[0].vlan_name == "harmless-sw1-p7"
+
+
+def test_vids_in_use_on_the_device_are_avoided():
+    p = make_plan(inv(), facts({1: "default", 107: "voice", 108: "cams"}))
+    vids = {x.interface: x.vid for x in p.switches[0].ports}
+    assert vids["FastEthernet0/10"] == 110
+    assert 107 not in vids.values() and 108 not in vids.values()
+    assert sorted(vids.values()) == [100, 101, 110]      # lowest free VIDs for the two blocked ports
+
+
+def test_same_input_same_plan_and_stable_with_previous():
+    f = facts({1: "default", 100: "users"})
+    a, b = make_plan(inv(), f), make_plan(inv(), f)
+    assert a == b
+    # after up, the device carries our VLANs: the plan must not move away from them
+    after = facts({1: "default", 100: "users", **{x.vid: x.vlan_name for x in a.switches[0].ports}})
+    assert make_plan(inv(), after, previous=a) == a
+    # state lost: our VLAN names on the device are recognised
+    assert make_plan(inv(), after) == a
+    # round trip through JSON (state file)
+    assert Plan.from_dict(a.to_dict()) == a
+
+
+def test_adding_a_port_keeps_existing_vids():
+    a = make_plan(inv(), facts())
+    b = make_plan(inv(ports=("FastEthernet0/7", "FastEthernet0/8", "FastEthernet0/10", "FastEthernet0/3")),
+                  facts(), previous=a)
+    old = {x.interface: x.vid for x in a.switches[0].ports}
+    new = {x.interface: x.vid for x in b.switches[0].ports}
+    assert all(new[k] == v for k, v in old.items()) and new["FastEthernet0/3"] == 103
+
+
+def test_explicit_vid_in_use_is_refused():
+    with pytest.raises(InputError, match=r"access_ports\[0\].vid: VID 120 is already used on sw1 \(VLAN 'voice'\)"):
+        make_plan(inv(ports=({"interface": "FastEthernet0/7", "vid": 120},)), facts({120: "voice"}), src="inv.yaml")
+
+
+def test_ofport_collision_and_unknown_interface():
+    with pytest.raises(InputError, match="would both be OpenFlow port 1"):
+        make_plan(inv(ports=("FastEthernet0/1", "GigabitEthernet0/2", {"interface": "FastEthernet0/2", "ofport": 1})),
+                  facts())
+    with pytest.raises(InputError, match=r"access_ports\[0\]: sw1 has no interface FastEthernet0/99"):
+        make_plan(inv(ports=("FastEthernet0/99",)), facts())
+
+
+def test_range_exhausted():
+    with pytest.raises(InputError, match=r"vlan_range: no free VID left in 100-101"):
+        make_plan(inv(vlan_range="100-101"), facts({100: "users"}))
+
+
+def test_vlan_name():
+    assert vlan_name("sw1", 7) == "harmless-sw1-p7"
