@@ -40,7 +40,7 @@ def _preflight() -> None:
               help="Folder for raw results (JSON/CSV), plots and the Markdown summary.")
 @click.option("--json", "as_json", is_flag=True, help="Last line of output is one JSON object.")
 @click.option("--duration", type=float, default=None, help="Seconds per measurement window.")
-@click.option("--rounds", type=int, default=3, show_default=True, help="Alternating rounds per system (medians).")
+@click.option("--rounds", type=int, default=5, show_default=True, help="Alternating rounds per system (medians).")
 @click.option("--hugepages/--no-hugepages", default=False, show_default=True,
               help="2 MiB hugepages for OVS and testpmd (default: --no-huge, memfd-backed).")
 @click.option("--baseline/--no-baseline", default=None,
@@ -60,7 +60,7 @@ def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline)
     try:
         if suite == "quick":
             from harmless.bench.quick import run_quick
-            res = run_quick(duration=duration or 4.0, rounds=rounds, hugepages=hugepages,
+            res = run_quick(duration=duration or 3.0, rounds=rounds, hugepages=hugepages,
                             baseline=bool(baseline), progress=progress)
             if out_dir:
                 out_dir.mkdir(parents=True, exist_ok=True)

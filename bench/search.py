@@ -127,12 +127,15 @@ def zero_loss_search(trial: Callable[[float], tuple[int, int]], lo: float, hi: f
 class SimulatedDevice:
     """A device with a known forwarding capacity, for tests and dry runs.
 
-    Frames offered above ``capacity`` (per second) are dropped; ``jitter`` (0..1) lowers the capacity of a trial
+    Frames offered above ``capacity`` (rate unit, Mpps by default: ``frames_per_unit`` frames per unit and second)
+    are dropped; ``jitter`` (0..1) lowers the capacity of a trial
     by a deterministic pseudo-random fraction to mimic a noisy machine.
     """
 
-    def __init__(self, capacity: float, duration: float = 1.0, jitter: float = 0.0, seed: int = 1):
+    def __init__(self, capacity: float, duration: float = 1.0, jitter: float = 0.0, seed: int = 1,
+                 frames_per_unit: float = 1e6):
         self.capacity, self.duration, self.jitter = capacity, duration, jitter
+        self.scale = frames_per_unit * duration      # rates in Mpps by default
         self._state = seed
         self.calls = 0
 
@@ -143,6 +146,6 @@ class SimulatedDevice:
     def __call__(self, rate: float) -> tuple[int, int]:
         self.calls += 1
         cap = self.capacity * (1 - self.jitter * self._rand())
-        tx = int(rate * self.duration)
-        rx = min(tx, int(cap * self.duration))
+        tx = int(rate * self.scale)
+        rx = min(tx, int(cap * self.scale))
         return tx, rx

@@ -27,6 +27,7 @@ DPDK_RUNDIR = Path("/var/run/dpdk")
 
 
 class TestpmdError(HarmlessError):
+    __test__ = False
     """testpmd did not start, died, or a command timed out."""
 
     def __init__(self, what: str, hint: str = "see the testpmd log in the benchmark's work folder"):
@@ -98,12 +99,15 @@ class VirtioPort:
 
 @dataclass
 class TestpmdOptions:
+    __test__ = False    # not a pytest test class
     """How testpmd is started.
 
     Attributes:
         lcores: ``--lcores`` mapping; the default keeps main and forwarding lcore on CPU0 (OVS PMD owns CPU1).
         hugepages: False = ``--no-huge -m <mem_mb>`` (memfd-backed, shareable with vhost-user).
-        forward_mode: io | mac | macswap | txonly | flowgen | rxonly.
+        forward_mode: io | mac | macswap | 5tswap | txonly | flowgen | rxonly. Default ``5tswap`` (MACs, IPs and
+            L4 ports swapped: the two directions are different 5-tuples, as real replies are; with ``macswap``
+            both directions share one RSS hash and fight over the same two EMC slots).
         topology: ``loop`` (rx on a port, tx on the same port) or ``paired``.
         frame_size: ``--txpkts`` (frame size without the 4-byte CRC: 64 B frame = 60 here; see :func:`txpkts_for`).
         mbufs: ``--total-num-mbufs``.
@@ -113,7 +117,7 @@ class TestpmdOptions:
     lcores: str = "0@0,1@0"
     hugepages: bool = False
     mem_mb: int = 512
-    forward_mode: str = "macswap"
+    forward_mode: str = "5tswap"
     topology: str = "loop"
     frame_size: int = 64
     mbufs: int = 65536
@@ -144,6 +148,7 @@ def build_argv(prefix: str, ports: list[VirtioPort], opt: TestpmdOptions) -> lis
 
 @dataclass
 class Testpmd:
+    __test__ = False
     """One running testpmd process, driven through its prompt.
 
     Args:

@@ -3,8 +3,8 @@
 Each builder returns a :class:`Workload`: ``ovs-ofctl`` flow lines (OpenFlow 1.3) for the pipeline bridge whose
 two traffic ports are ``port_a`` and ``port_b`` (legacy ports 7 and 10 by default), and the two hosts' MACs.
 
-Traffic model of the benchmark: the generator loops every frame back with ``macswap`` (source and destination
-MACs exchanged), so a frame crosses the pipeline A->B, then B->A, and so on. Every pipeline therefore forwards
+Traffic model of the benchmark: the generator loops every frame back with ``5tswap`` (source and destination
+MACs, IPs and L4 ports exchanged), so a frame crosses the pipeline A->B, then B->A, and so on. Every pipeline therefore forwards
 ``dl_dst=mac_b`` to ``port_b`` and ``dl_dst=mac_a`` to ``port_a`` on its hot path; the other ``n`` rules are
 there to make the tables as large as the use case says (lookups in OVS's classifier/megaflow cache get more
 expensive with more subtables, not with more rules in one subtable — which is why the builders vary masks too).
