@@ -201,16 +201,21 @@ def compare(session: Session, duration: float, rounds: int, progress: Progress =
 
 
 def summarize_pair(samples: dict[str, list[LoopSample]], systems: tuple[str, str] = ("harmless", "plain")) -> dict:
-    """Medians per system, Mpps ratio and cycles ratio (pure)."""
+    """Medians per system; Mpps ratio and cycles ratio as medians of the per-round ratios (pure)."""
     a, b = systems
     med = {s: {"mpps": statistics.median(x.mpps for x in v),
                "cycles_per_packet": statistics.median(x.cycles_per_packet for x in v)} for s, v in samples.items()}
     out = {f"{a}_mpps": round(med[a]["mpps"], 3), f"{b}_mpps": round(med[b]["mpps"], 3),
            f"{a}_cycles_per_packet": round(med[a]["cycles_per_packet"], 1),
            f"{b}_cycles_per_packet": round(med[b]["cycles_per_packet"], 1)}
-    out["ratio"] = round(med[a]["mpps"] / med[b]["mpps"], 3) if med[b]["mpps"] else 0.0
-    out["cycles_ratio"] = (round(med[b]["cycles_per_packet"] / med[a]["cycles_per_packet"], 3)
-                           if med[a]["cycles_per_packet"] else 0.0)
+    # Ratios are medians of per-round ratios: the two windows of a round are adjacent in time and share the
+    # machine's momentary load, so pairing them cancels most of the noise a ratio of medians keeps.
+    pairs = list(zip(samples[a], samples[b]))
+    r_mpps = [x.mpps / y.mpps for x, y in pairs if y.mpps]
+    r_cyc = [y.cycles_per_packet / x.cycles_per_packet for x, y in pairs if x.cycles_per_packet]
+    out["ratio"] = round(statistics.median(r_mpps), 3) if r_mpps else 0.0
+    out["cycles_ratio"] = round(statistics.median(r_cyc), 3) if r_cyc else 0.0
+    out["round_ratios"] = [round(x, 3) for x in r_mpps]
     out["samples"] = {s: [x.as_dict() for x in v] for s, v in samples.items()}
     return out
 
