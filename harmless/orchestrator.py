@@ -110,11 +110,13 @@ def compute(inv: Inventory, src: str, progress: Progress = _quiet, keep_open: bo
         previous = Plan.from_dict(s["plan"])
     drivers: dict[str, SwitchDriver] = {}
     facts: dict[str, DeviceFacts] = {}
+    # resolve every secret reference before contacting any device
+    passwords = {sw.name: sw.password(f"{src}: switches[{i}]") for i, sw in enumerate(inv.switches)}
     try:
         for i, sw in enumerate(inv.switches):
             where = f"{src}: switches[{i}]"
             progress(f"connecting to {sw.name} ({sw.driver}) at {sw.host}:{sw.port}")
-            drivers[sw.name] = connect(sw, where)
+            drivers[sw.name] = connect(sw, where, passwords[sw.name])
             facts[sw.name] = drivers[sw.name].facts()
         plan = make_plan(inv, facts, previous, src)
         diffs, configs = {}, {}

@@ -204,13 +204,13 @@ def port_status(ovs: Ovs, sp: SwitchPlan) -> dict:
         ports[p.ofport] = {"name": of_side, **{k: c.get(k, 0) for k in
                                                ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes")}}
     trunks = {}
+    otc_live = parse_dump_ports(ovs.ofctl("-O", "OpenFlow13", "dump-ports", OTC_BRIDGE))
     for t in sp.trunks:
         r = ifaces.get(t.server_interface, {})
-        st = r.get("statistics", {}) or {}
+        c = otc_live.get(r.get("ofport"), {}) if isinstance(r.get("ofport"), int) else {}
         trunks[t.server_interface] = {"link_state": r.get("link_state") or "unknown",
                                       "error": r.get("error") or None,
-                                      "rx_packets": int(st.get("rx_packets", 0)),
-                                      "tx_packets": int(st.get("tx_packets", 0))}
+                                      "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0)}
     ctls = []
     uuids = ovs.vsctl("get", "Bridge", sp.bridge, "controller").strip().strip("[]").replace(" ", "")
     for u in filter(None, uuids.split(",")):
