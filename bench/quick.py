@@ -233,8 +233,10 @@ def run_baseline(workdir: Path, duration: float, hugepages: bool, frame_size: in
     fwd = Testpmd(workdir, "bfwd", ports, fwd_opt)
     try:
         progress("baseline: testpmd io forwarder (CPU1) <-> generator (CPU0), no OVS")
-        gen.start()
-        fwd.start()
+        gen.start(wait=False)        # virtio_user server=1 blocks until the forwarder connects
+        fwd.start(wait=False)
+        gen.wait_ready()
+        fwd.wait_ready()
         fwd.command("start")
         gen.wait_links()
         smp = measure_loop(gen, (0, 1), duration, 1.0, "baseline")

@@ -176,8 +176,8 @@ class Testpmd:
         with self._lock:
             return "".join(self._buf)
 
-    def start(self, timeout: float = 30) -> None:
-        """Start testpmd and wait for its first prompt."""
+    def start(self, timeout: float = 30, wait: bool = True) -> None:
+        """Start testpmd and (unless ``wait`` is False: then call :meth:`wait_ready`) wait for its first prompt."""
         if not testpmd_installed():
             raise TestpmdError("dpdk-testpmd not found", "apt-get install dpdk-dev")
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -187,6 +187,10 @@ class Testpmd:
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       start_new_session=True)   # Ctrl-C goes to us; we stop it cleanly
         threading.Thread(target=self._reader, daemon=True).start()
+        if wait:
+            self.wait_ready(timeout)
+
+    def wait_ready(self, timeout: float = 30) -> None:
         self._wait_for(PROMPT, 0, timeout)
 
     def _reader(self) -> None:
