@@ -274,12 +274,9 @@ def demo(as_json, pings):
 
 def _register_components():
     """Commands of the other components: cost planning (harmless.cost), benchmarks (harmless.bench)."""
+    from harmless.bench.cli import bench
     from harmless.cost.cli import capex
     main.add_command(capex)
-    try:
-        from harmless.bench.cli import bench
-    except ImportError:   # bench/ is being built (issue 4)
-        return
     main.add_command(bench)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -252,10 +253,17 @@ class Ovs:
         """Stop a private instance completely: bridges, vswitchd, ovsdb-server, hugetlbfs mount. Idempotent."""
         if not self.private:
             raise OvsError("ovs", "refusing to stop the system Open vSwitch", "")
+        prefix = None
+        if self.ovsdb_running():
+            extra = self.vsctl("--if-exists", "get", "Open_vSwitch", ".", "other_config:dpdk-extra", timeout=10)
+            m = re.search(r"--file-prefix=(\S+)", extra)
+            prefix = m.group(1).strip('"') if m else None
         if self.ovsdb_running() and self.vswitchd_running():
             for br in self.vsctl("list-br", timeout=10).split():
                 self.vsctl("--if-exists", "del-br", br, timeout=20)
         self.stop_vswitchd()
+        if prefix:   # DPDK's runtime folder (OVS runs DPDK --in-memory, but EAL still creates it)
+            shutil.rmtree(Path("/var/run/dpdk") / prefix, ignore_errors=True)
         pid = self._pid("ovsdb-server")
         if pid is not None:
             os.kill(pid, signal.SIGTERM)
