@@ -13,7 +13,6 @@ Side effects only at this edge; what to build comes from the pure plan (:mod:`ha
 """
 from __future__ import annotations
 
-from harmless.errors import OvsError
 from harmless.otc.flows import (OTC_BRIDGE, OTC_COOKIE, patch_names, patch_ofport, translator_flows,
                                 trunk_ofport)
 from harmless.ovs import Ovs

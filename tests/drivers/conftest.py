@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from harmless.demo import free_port
+
 PASSWORD = "Lab-Pw-7f3a9c"          # test-only; asserted never to show up in errors or logs
 USERNAME = "admin"
 LAB_ARGS = {"inline_transfer": True, "dest_file_system": "flash:"}
@@ -50,12 +52,6 @@ def _require_fake_switches():
     if importlib.util.find_spec("fake_switches") is None:
         pytest.skip("fake_switches is not installed (pip install --no-deps fake-switches==1.5.0 "
                     "'Twisted[conch]>=24'); the lab switch cannot run")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

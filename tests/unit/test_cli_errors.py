@@ -1,5 +1,4 @@
 """CLI error paths: one line on stderr naming file, field and fix; exit code; no traceback; nothing changed."""
-import os
 import socket
 
 import pytest
