@@ -22,12 +22,18 @@ class Capabilities:
         replace: full config replace (used by ``restore``).
         qinq: 802.1ad S-tag per access port (dot1q-tunnel or equivalent).
         lag: trunk as a link aggregation group.
+        stag_tpids: TPIDs the device can put on the outer (S-)tag of QinQ traffic on a trunk, e.g.
+            ``(0x8100,)`` for Cisco dot1q-tunnel, ``(0x88a8, 0x8100)`` where the trunk's TPID is configurable
+            (IEEE 802.1ad S-tag TPID is 0x88a8). Empty when ``qinq`` is False.
+        link_state: ``link_states()`` is implemented (used for link-state mirroring to br-of).
     """
 
     commit_confirm: bool = False
     replace: bool = True
     qinq: bool = False
     lag: bool = False
+    stag_tpids: tuple[int, ...] = ()
+    link_state: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,19 +78,30 @@ class DeviceFacts:
 
 @dataclass(frozen=True)
 class AccessPortChange:
-    """Make ``interface`` an access port of its own HARMLESS VLAN ``vid`` named ``vlan_name``."""
+    """Make ``interface`` an access port of its own HARMLESS VLAN ``vid`` named ``vlan_name``.
+
+    With ``qinq`` the port becomes an 802.1ad customer port instead (Cisco/Arista ``switchport mode dot1q-tunnel``,
+    Junos ``input-vlan-map push``): every frame, tagged by the customer or not, gets the outer S-tag ``vid`` on the
+    trunk and customer C-tags pass through untouched. Only for drivers with ``capabilities.qinq``.
+    """
 
     interface: str
     vid: int
     vlan_name: str
+    qinq: bool = False
 
 
 @dataclass(frozen=True)
 class TrunkChange:
-    """Make ``interface`` a trunk that carries exactly ``vids`` (tagged) to the HARMLESS server."""
+    """Make ``interface`` a trunk that carries exactly ``vids`` (tagged) to the HARMLESS server.
+
+    ``stag_tpid`` is the TPID of the outer tag of QinQ ports' traffic on this trunk (0x8100 or 0x88a8); drivers
+    whose device cannot set it leave the device default (which must then be in ``capabilities.stag_tpids``).
+    """
 
     interface: str
     vids: tuple[int, ...]
+    stag_tpid: int = 0x8100
 
 
 class SwitchDriver(abc.ABC):
