@@ -9,7 +9,13 @@ saved running config (config replace). Methods a driver cannot do raise ``NotImp
 from __future__ import annotations
 
 import abc
+import logging
+import time
 from dataclasses import dataclass, field
+
+from harmless.errors import CommitError, DeviceError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,13 @@ class SwitchDriver(abc.ABC):
         self._password = password
         self.optional_args = dict(optional_args or {})
         self.timeout = timeout
+        #: running config saved by the last :meth:`apply` (before it changed anything)
+        self.last_saved_config: str | None = None
+
+    @property
+    def where(self) -> str:
+        """``host:port``, the ``where`` of every error a driver raises."""
+        return f"{self.host}:{self.port}"
 
     def __repr__(self) -> str:  # never show the password
         return f"{type(self).__name__}(host={self.host!r}, port={self.port}, username={self.username!r})"
@@ -191,3 +204,59 @@ class SwitchDriver(abc.ABC):
     @abc.abstractmethod
     def restore(self, saved_config: str) -> str:
         """Replace the running config with ``saved_config`` (a text from ``running_config``); return the diff applied."""
+
+    # ------------------------------------------------------------------ shared workflow
+    def apply(self, config: str, revert_in: int | None = None) -> str:
+        """Merge ``config``, commit it, and guarantee "applied, or exactly the original config" (every driver).
+
+        Sequence: save the running config, load the merge candidate and diff it (no diff → discard,
+        return ''), commit. If the commit fails, compare the running config with the saved text and,
+        when NAPALM's own rollback did not re-establish it byte for byte, :meth:`restore` it.
+
+        Args:
+            config: device config text (usually from :meth:`render`).
+            revert_in: optional commit-confirm timer in seconds (see :meth:`commit`).
+
+        Returns:
+            The diff that was committed ('' when the device already had this config).
+
+        Raises:
+            CommitError: the commit failed and the original config is back (message says which line
+                the device rejected); or the original could not be re-established (message says so).
+            DeviceError: the session failed before anything was committed.
+        """
+        saved = self.running_config()
+        self.last_saved_config = saved
+        diff = self.load_merge(config)
+        if not diff:
+            self.discard()
+            log.info("%s %s: nothing to change", self.name, self.where)
+            return ""
+        t0 = time.monotonic()
+        try:
+            self.commit(revert_in)
+        except DeviceError as err:  # CommitError included
+            self._reestablish(saved, err)
+            raise CommitError(self.where, f"{err.problem}; the original running config is back (verified)",
+                              err.fix) from None
+        log.info("%s %s: committed %d diff lines in %.1f s", self.name, self.where, len(diff.splitlines()),
+                 time.monotonic() - t0)
+        return diff
+
+    def _reestablish(self, saved: str, err: DeviceError) -> None:
+        """After a failed commit: make the running config equal ``saved`` or raise CommitError."""
+        try:
+            if self.running_config() == saved:
+                log.warning("%s %s: commit failed; NAPALM's rollback restored the original config",
+                            self.name, self.where)
+                return
+            log.warning("%s %s: commit failed and the running config differs; restoring it",
+                        self.name, self.where)
+            self.restore(saved)
+            if self.running_config() == saved:
+                return
+            problem = "the restored running config still differs from the saved one"
+        except DeviceError as again:
+            problem = f"restoring failed too ({again.problem})"
+        raise CommitError(self.where, f"{err.problem}; {problem}",
+                          "restore the config saved before the change by hand (driver.last_saved_config)") from None

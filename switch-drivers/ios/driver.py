@@ -82,15 +82,8 @@ class IosDriver(SwitchDriver):
         super().__init__(host, port, username, password, optional_args, timeout)
         self._device: Any = None
         self._caps: Capabilities | None = None
-        #: running config saved by the last :meth:`apply` (before it changed anything)
-        self.last_saved_config: str | None = None
 
     # ------------------------------------------------------------------ plumbing
-    @property
-    def where(self) -> str:
-        """``host:port``, the ``where`` of every error this driver raises."""
-        return f"{self.host}:{self.port}"
-
     def _napalm_optional_args(self) -> dict:
         args = {"port": self.port, "secret": self._password}
         args.update(self.optional_args)
@@ -282,59 +275,6 @@ class IosDriver(SwitchDriver):
         self._call("restore (configure replace)", dev.commit_config)
         log.info("ios %s: restored saved config (%d diff lines)", self.where, len(diff.splitlines()))
         return diff
-
-    def apply(self, config: str, revert_in: int | None = None) -> str:
-        """Merge ``config``, commit it, and guarantee "applied, or exactly the original config".
-
-        Sequence: save the running config, load the merge candidate and diff it (no diff → discard,
-        return ''), commit. If the commit fails, compare the running config with the saved text and,
-        when NAPALM's own rollback did not re-establish it byte for byte, :meth:`restore` it.
-
-        Args:
-            config: IOS config text (usually from :meth:`render`).
-            revert_in: optional commit-confirm timer in seconds (see :meth:`commit`).
-
-        Returns:
-            The diff that was committed ('' when the device already had this config).
-
-        Raises:
-            CommitError: the commit failed and the original config is back (message says which line
-                the device rejected); or the original could not be re-established (message says so).
-            DeviceError: the session failed before anything was committed.
-        """
-        saved = self.running_config()
-        self.last_saved_config = saved
-        diff = self.load_merge(config)
-        if not diff:
-            self.discard()
-            log.info("ios %s: nothing to change", self.where)
-            return ""
-        t0 = time.monotonic()
-        try:
-            self.commit(revert_in)
-        except DeviceError as err:  # CommitError included
-            self._reestablish(saved, err)
-            raise CommitError(self.where, f"{err.problem}; the original running config is back (verified)",
-                              err.fix) from None
-        log.info("ios %s: committed %d diff lines in %.1f s", self.where, len(diff.splitlines()),
-                 time.monotonic() - t0)
-        return diff
-
-    def _reestablish(self, saved: str, err: DeviceError) -> None:
-        """After a failed commit: make the running config equal ``saved`` or raise CommitError."""
-        try:
-            if self.running_config() == saved:
-                log.warning("ios %s: commit failed; NAPALM's rollback restored the original config", self.where)
-                return
-            log.warning("ios %s: commit failed and the running config differs; restoring it", self.where)
-            self.restore(saved)
-            if self.running_config() == saved:
-                return
-            problem = "the restored running config still differs from the saved one"
-        except DeviceError as again:
-            problem = f"restoring failed too ({again.problem})"
-        raise CommitError(self.where, f"{err.problem}; {problem}",
-                          "restore the config saved before the change by hand (driver.last_saved_config)") from None
 
 
 __all__ = ["IosDriver", "device_message"]
