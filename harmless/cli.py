@@ -79,7 +79,8 @@ def _print_plan(res) -> None:
         for col in ("legacy port", "OpenFlow port", "VID", "trunk"):
             t.add_column(col)
         for p in sp.ports:
-            t.add_row(p.interface, str(p.ofport), str(p.vid), p.trunk)
+            vid = f"{p.vid} (S-tag {sp.stag_tpid:#06x}, QinQ)" if p.qinq else str(p.vid)
+            t.add_row(p.interface, str(p.ofport), vid, p.trunk)
         out.print(t)
         out.print(f"controllers: {', '.join(sp.controllers) or '(none: br-of stays fail-secure, no flows)'}")
         diff = res.diffs.get(sp.name, "")

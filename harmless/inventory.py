@@ -8,7 +8,9 @@ Shape (see README "Inventory reference" and ``examples/lab.yaml``)::
         password_env: VAR  |  password_file: /path (mode 0600)      # a *reference*, never the password
         optional_args: {...}                                        # NAPALM optional_args
         trunks: [{switch_port, server_interface, type: system|afxdp|dpdk|dpdkvhostuserclient, ...}]
-        access_ports: [FastEthernet0/7, {interface: FastEthernet0/10, ofport: 10, vid: 110}]
+        access_ports: [FastEthernet0/7, {interface: FastEthernet0/10, ofport: 10, vid: 110, trunk: Gi0/2,
+                       qinq: false}]
+        stag_tpid: 0x88a8                                           # outer TPID of qinq ports (default: driver's)
         vlan_range: "100-199"
         datapath_id: "0x0000000000000001"
         openflow: {versions: [OpenFlow13], controllers: ["tcp:127.0.0.1:6653"]}
@@ -76,12 +78,17 @@ class Trunk(_Model):
 
 class AccessPort(_Model):
     """A legacy access port to migrate. ``ofport`` defaults to the port's index (last number of its name);
-    ``vid`` is chosen by the planner unless given; ``trunk`` defaults to the switch's first trunk."""
+    ``vid`` is chosen by the planner unless given; ``trunk`` defaults to the switch's first trunk.
+
+    ``qinq: true`` makes the port an 802.1ad customer port (dot1q-tunnel): its own VID becomes the outer S-tag and
+    the frames' customer C-tags reach br-of untouched (for ports that already carry VLANs).
+    """
 
     interface: str
     ofport: int | None = Field(None, ge=1, le=65279)
     vid: int | None = None
     trunk: str | None = None
+    qinq: bool = False
 
 
 class OpenFlowSettings(_Model):
@@ -125,6 +132,15 @@ class Switch(_Model):
     vlan_range: str = "100-999"
     datapath_id: str | None = None
     openflow: OpenFlowSettings = OpenFlowSettings()
+    stag_tpid: int | None = Field(None, description="TPID of the outer tag of QinQ ports on the trunks: 0x88a8 "
+                                                    "(802.1ad) or 0x8100; default: the driver's")
+
+    @field_validator("stag_tpid")
+    @classmethod
+    def _tpid(cls, v):
+        if v is not None and v not in (0x8100, 0x88A8):
+            raise ValueError(f"S-tag TPID {v:#06x} is neither 0x88a8 (802.1ad) nor 0x8100")
+        return v
 
     @field_validator("name")
     @classmethod

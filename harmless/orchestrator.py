@@ -118,7 +118,8 @@ def compute(inv: Inventory, src: str, progress: Progress = _quiet, keep_open: bo
             progress(f"connecting to {sw.name} ({sw.driver}) at {sw.host}:{sw.port}")
             drivers[sw.name] = connect(sw, where, passwords[sw.name])
             facts[sw.name] = drivers[sw.name].facts()
-        plan = make_plan(inv, facts, previous, src)
+        caps = {name: d.capabilities for name, d in drivers.items()}
+        plan = make_plan(inv, facts, previous, src, caps)
         diffs, configs = {}, {}
         for sp in plan.switches:
             drv = drivers[sp.name]

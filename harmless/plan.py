@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 from harmless.errors import InputError
 from harmless.inventory import Inventory, Switch, Trunk, port_index
-from harmless.switch_drivers.base import AccessPortChange, DeviceFacts, TrunkChange
+from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class PortPlan:
         vid: the port's own VID on the legacy switch (1..4094).
         trunk: the switch port of the trunk that carries this VID.
         vlan_name: VLAN name written on the device.
+        qinq: 802.1ad customer port: ``vid`` is the outer S-tag, customer C-tags pass to br-of untouched.
     """
 
     interface: str
@@ -35,6 +36,7 @@ class PortPlan:
     vid: int
     trunk: str
     vlan_name: str
+    qinq: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,10 @@ class TrunkPlan:
 
 @dataclass(frozen=True)
 class SwitchPlan:
-    """Everything HARMLESS will build for one legacy switch."""
+    """Everything HARMLESS will build for one legacy switch.
+
+    ``stag_tpid`` is the TPID of the outer tag of its QinQ ports on the trunks (0x8100 or 0x88a8).
+    """
 
     name: str
     bridge: str
@@ -59,12 +64,17 @@ class SwitchPlan:
     controllers: tuple[str, ...]
     ports: tuple[PortPlan, ...]
     trunks: tuple[TrunkPlan, ...]
+    stag_tpid: int = 0x8100
+
+    @property
+    def has_qinq(self) -> bool:
+        return any(p.qinq for p in self.ports)
 
     def access_changes(self) -> list[AccessPortChange]:
-        return [AccessPortChange(p.interface, p.vid, p.vlan_name) for p in self.ports]
+        return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq) for p in self.ports]
 
     def trunk_changes(self) -> list[TrunkChange]:
-        return [TrunkChange(t.switch_port, t.vids) for t in self.trunks]
+        return [TrunkChange(t.switch_port, t.vids, self.stag_tpid) for t in self.trunks]
 
 
 @dataclass(frozen=True)
@@ -87,7 +97,8 @@ class Plan:
                 name=s["name"], bridge=s["bridge"], datapath_id=s["datapath_id"], protocols=tuple(s["protocols"]),
                 controllers=tuple(s["controllers"]), ports=tuple(PortPlan(**p) for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
-                                       tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"])))
+                                       tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
+                stag_tpid=s.get("stag_tpid", 0x8100)))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
@@ -109,7 +120,39 @@ def _trunk_options(t: Trunk) -> tuple[tuple[str, str], ...]:
     return ()
 
 
-def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, where: str) -> SwitchPlan:
+def check_capabilities(sw: Switch, caps: Capabilities, where: str) -> int:
+    """Refuse, before any device is touched, what the device/driver cannot do; return the S-tag TPID to use.
+
+    Args:
+        sw: the validated inventory entry.
+        caps: what the driver declares for this device (:class:`Capabilities`).
+        where: ``"<file>: switches[i]"`` for error messages.
+
+    Returns:
+        The TPID of QinQ ports' outer tag on the trunks: ``sw.stag_tpid``, else the device's first supported one,
+        else 0x8100 (no QinQ port).
+
+    Raises:
+        InputError: a QinQ port on a device without 802.1ad support, or an S-tag TPID the device cannot emit.
+    """
+    qinq = [j for j, p in enumerate(sw.access_ports) if p.qinq]
+    if qinq and not caps.qinq:
+        raise InputError(f"{where}.access_ports[{qinq[0]}].qinq",
+                         f"driver {sw.driver} cannot make {sw.access_ports[qinq[0]].interface} a QinQ (802.1ad "
+                         f"dot1q-tunnel) port on {sw.name}",
+                         "drop qinq for this port, or migrate it on a switch whose driver supports QinQ; "
+                         "nothing was changed")
+    if sw.stag_tpid is not None:
+        if qinq and sw.stag_tpid not in caps.stag_tpids:
+            ok = ", ".join(f"{t:#06x}" for t in caps.stag_tpids) or "none"
+            raise InputError(f"{where}.stag_tpid", f"{sw.name} ({sw.driver}) cannot put TPID {sw.stag_tpid:#06x} "
+                             f"on the outer tag (it can: {ok})", "use a TPID the device supports or drop stag_tpid")
+        return sw.stag_tpid
+    return caps.stag_tpids[0] if qinq and caps.stag_tpids else 0x8100
+
+
+def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, where: str,
+                caps: Capabilities | None = None) -> SwitchPlan:
     """Plan one switch. Pure.
 
     Args:
@@ -117,10 +160,14 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
         facts: what the device reports now (interfaces and configured VLANs).
         previous: this switch's plan from the last ``up`` (for stable VIDs), or None.
         where: ``"<file>: switches[i]"`` for error messages.
+        caps: the driver's capabilities for this device; QinQ ports are refused without them (see
+            :func:`check_capabilities`).
 
     Raises:
-        InputError: unknown interface, OpenFlow port collision, VID already in use, VID range exhausted.
+        InputError: unknown interface, OpenFlow port collision, VID already in use, VID range exhausted, a feature
+            the device cannot do.
     """
+    tpid = check_capabilities(sw, caps or Capabilities(), where)
     ifaces = set(facts.interfaces)
     for j, t in enumerate(sw.trunks):
         if ifaces and t.switch_port not in ifaces:
@@ -180,19 +227,22 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
         taken.add(vid)
     default_trunk = sw.trunks[0].switch_port
     port_plans = tuple(
-        PortPlan(p.interface, n, chosen[p.interface], p.trunk or default_trunk, vlan_name(sw.name, n))
+        PortPlan(p.interface, n, chosen[p.interface], p.trunk or default_trunk, vlan_name(sw.name, n), p.qinq)
         for p in ports for n in [p.ofport if p.ofport is not None else port_index(p.interface)])
     trunks = tuple(
         TrunkPlan(t.switch_port, t.server_interface, t.type, _trunk_options(t),
                   tuple(sorted(pp.vid for pp in port_plans if pp.trunk == t.switch_port)))
         for t in sw.trunks)
     return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(sw.openflow.versions), tuple(sw.openflow.controllers),
-                      port_plans, trunks)
+                      port_plans, trunks, tpid)
 
 
 def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | None = None,
-              src: str = "<inventory>") -> Plan:
-    """Plan every switch of the inventory (pure). ``facts`` maps switch name -> DeviceFacts. Raises InputError."""
+              src: str = "<inventory>", caps: dict[str, Capabilities] | None = None) -> Plan:
+    """Plan every switch of the inventory (pure).
+
+    ``facts`` maps switch name -> DeviceFacts, ``caps`` switch name -> the driver's Capabilities. Raises InputError.
+    """
     prev = {s.name: s for s in previous.switches} if previous else {}
     servers = {}
     for i, sw in enumerate(inv.switches):
@@ -202,5 +252,6 @@ def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | No
                                  f"{t.server_interface} is already the trunk of {servers[t.server_interface]}",
                                  "give each trunk its own server interface")
             servers[t.server_interface] = f"{sw.name} {t.switch_port}"
-    return Plan(tuple(plan_switch(sw, facts[sw.name], prev.get(sw.name), f"{src}: switches[{i}]")
+    caps = caps or {}
+    return Plan(tuple(plan_switch(sw, facts[sw.name], prev.get(sw.name), f"{src}: switches[{i}]", caps.get(sw.name))
                       for i, sw in enumerate(inv.switches)))

@@ -52,6 +52,8 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
     for name, row in bridges.items():
         if row["external_ids"].get("harmless") == "of" and name not in want_bridges:
             cmds.append(["--if-exists", "del-br", name])
+    if any(sp.has_qinq for sp in plan.switches):   # parse the C-tag under the S-tag (see flows module doc)
+        cmds.append(["set", "Open_vSwitch", ".", "other_config:vlan-limit=2"])
     cmds.append(["--may-exist", "add-br", OTC_BRIDGE])
     cmds.append(["set", "Bridge", OTC_BRIDGE, "datapath_type=netdev", "fail_mode=secure",
                  f"protocols={OTC_PROTOCOLS}", "other_config:disable-in-band=true", "external_ids:harmless=otc"])

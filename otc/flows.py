@@ -5,6 +5,11 @@ The translator bridge ``br-otc`` maps VIDs on a trunk to patch ports and back (H
     in_port=<trunk>, dl_vlan=<vid>  ->  pop_vlan, output:<patch of that port>
     in_port=<patch>                 ->  push_vlan:0x8100, set_field:<0x1000|vid>->vlan_vid, output:<trunk>
 
+QinQ (802.1ad) ports use the same two flows: ``dl_vlan`` matches the OUTER tag (the S-tag, TPID 0x88a8 or 0x8100),
+``pop_vlan`` removes only it, so the customer's C-tag reaches br-of untouched; on the way back the S-tag is pushed
+with the switch's S-tag TPID outside the C-tag. OVS parses the second tag only with
+``Open_vSwitch:other_config:vlan-limit`` >= 2 (ovs-vswitchd.conf.db(5)), which :mod:`.bridges` sets for such plans.
+
 Every OTC flow carries :data:`OTC_COOKIE` so HARMLESS's flows are recognisable in any dump.
 Port numbering on br-otc (stable, from the plan): the patch towards br-of port N of the i-th switch (1-based)
 is ``i*1000 + N``; the i-th switch's t-th trunk (0-based) is ``i*1000 + 900 + t``. Hence ``ofport`` <= 899.
@@ -20,6 +25,8 @@ OTC_COOKIE = 0x4841524D4C455353
 #: OFPVID_PRESENT (OpenFlow 1.3 spec, 7.2.3.8): set in vlan_vid when a tag is present.
 OFPVID_PRESENT = 0x1000
 TPID_8021Q = 0x8100
+#: IEEE 802.1ad S-tag TPID.
+TPID_8021AD = 0x88A8
 
 OTC_BRIDGE = "br-otc"
 
@@ -92,7 +99,8 @@ def switch_flows(sp: SwitchPlan, index: int) -> list[Flow]:
         trunk = tr_no[p.trunk]
         flows.append(Flow(100, (("in_port", str(trunk)), ("dl_vlan", str(p.vid))),
                           (pop_vlan_act(), output_act(patch))))
-        flows.append(Flow(100, (("in_port", str(patch)),), (*push_vlan_acts(p.vid), output_act(trunk))))
+        tpid = sp.stag_tpid if p.qinq else TPID_8021Q
+        flows.append(Flow(100, (("in_port", str(patch)),), (*push_vlan_acts(p.vid, tpid), output_act(trunk))))
     return flows
 
 

@@ -143,3 +143,40 @@ def test_remove_deletes_bridges_only(ovs):
     bridges.remove(ovs, ["br-of-sw1"])
     assert ovs.vsctl("list-br").split() == []
     assert subprocess.run(["ip", "-n", ovs.netns, "link", "show", TRUNK], capture_output=True).returncode == 0
+
+
+def qinq_plan(tpid):
+    sp = make_plan().switches[0]
+    ports = tuple(PortPlan(p.interface, p.ofport, p.vid, p.trunk, p.vlan_name, qinq=True) for p in sp.ports)
+    return Plan((SwitchPlan(sp.name, sp.bridge, sp.datapath_id, sp.protocols, sp.controllers, ports, sp.trunks,
+                            stag_tpid=tpid),))
+
+
+def qinq_packet(stag_tpid: int, svid: int, cvid: int) -> str:
+    """Hex of an Ethernet frame with an S-tag (``stag_tpid``, ``svid``) outside a C-tag (0x8100, ``cvid``), IPv4."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Dot1Q, Ether
+    outer = Dot1Q(vlan=svid)
+    pkt = Ether(src="02:00:00:00:00:07", dst="02:00:00:00:00:0a", type=stag_tpid) / outer / \
+        Dot1Q(vlan=cvid) / IP(src="198.18.0.7", dst="198.18.0.10") / UDP(sport=1, dport=2)
+    return bytes(pkt).hex()
+
+
+@pytest.mark.parametrize("tpid", [0x88A8, 0x8100])
+def test_qinq_port_passes_the_customer_tag_to_brof_untouched(ovs, tpid):
+    p = qinq_plan(tpid)
+    bridges.apply(ovs, p)
+    assert bridges.verify(ovs, p) == []
+    assert ovs.vsctl("get", "Open_vSwitch", ".", "other_config:vlan-limit").strip('"\n') == "2"
+    # br-of forwards port 7 -> 10 only for customer VLAN 55; anything else (no C-tag, other C-tag) is dropped
+    ovs.ofctl("-O", "OpenFlow13", "replace-flows", "br-of-sw1", "-",
+              stdin="priority=10,in_port=7,dl_vlan=55,actions=output:10\npriority=0,actions=drop\n")
+    trunk = flows.trunk_ofport(1, 0)
+    out = ovs.appctl("ofproto/trace", "br-otc", f"in_port={trunk}", qinq_packet(tpid, 107, 55))
+    actions = out.split("Datapath actions:")[1].strip().splitlines()[0]
+    # outer tag 107 popped, br-of matched C-tag 55, outer tag 110 pushed with the switch's TPID, C-tag kept
+    tp = "" if tpid == 0x8100 else f"tpid=0x{tpid:04x},"
+    assert actions == f"pop_vlan,push_vlan({tp}vid=110,pcp=0),{trunk_dp_port(ovs)}"
+    assert "dl_vlan=55" in out.split('bridge("br-of-sw1")')[1]
+    other = ovs.appctl("ofproto/trace", "br-otc", f"in_port={trunk}", qinq_packet(tpid, 107, 56))
+    assert other.split("Datapath actions:")[1].strip().splitlines()[0] == "drop"

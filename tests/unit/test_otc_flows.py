@@ -75,3 +75,17 @@ def test_parse_dump_ports():
     assert parse_dump_ports(text) == {
         7: {"rx_packets": 12, "rx_bytes": 1120, "tx_packets": 11, "tx_bytes": 1078},
         10: {"rx_packets": 3, "rx_bytes": 294, "tx_packets": 0, "tx_bytes": 0}}
+
+
+def test_qinq_port_pushes_the_stag_with_the_switch_tpid_and_needs_vlan_limit_2():
+    sp = plan().switches[0]
+    q = SwitchPlan(sp.name, sp.bridge, sp.datapath_id, sp.protocols, sp.controllers,
+                   (sp.ports[0], PortPlan("Fa0/10", 10, 110, "Gi0/1", "harmless-sw1-p10", qinq=True)), sp.trunks,
+                   stag_tpid=0x88A8)
+    lines = [f.to_ofctl() for f in translator_flows(Plan((q,)))]
+    assert "in_port=1900,dl_vlan=110,actions=pop_vlan,output:1010" in lines[2]
+    assert lines[3].endswith("in_port=1010,actions=push_vlan:0x88a8,set_field:4206->vlan_vid,output:1900")
+    assert lines[1].endswith("actions=push_vlan:0x8100,set_field:4203->vlan_vid,output:1900")   # plain port
+    cmds = convergence_commands(Plan((q,)), {}, {}, {})
+    assert ["set", "Open_vSwitch", ".", "other_config:vlan-limit=2"] in cmds
+    assert ["set", "Open_vSwitch", ".", "other_config:vlan-limit=2"] not in convergence_commands(plan(), {}, {}, {})

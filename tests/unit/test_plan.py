@@ -5,7 +5,7 @@ import yaml
 from harmless.errors import InputError
 from harmless.inventory import parse_inventory
 from harmless.plan import Plan, make_plan, vlan_name
-from harmless.switch_drivers.base import DeviceFacts
+from harmless.switch_drivers.base import Capabilities, DeviceFacts
 
 IFACES = tuple(f"FastEthernet0/{i}" for i in range(1, 25)) + ("GigabitEthernet0/1", "GigabitEthernet0/2")
 
@@ -80,3 +80,37 @@ def test_range_exhausted():
 
 def test_vlan_name():
     assert vlan_name("sw1", 7) == "harmless-sw1-p7"
+
+
+QINQ_PORTS = ("FastEthernet0/7", {"interface": "FastEthernet0/8", "qinq": True})
+
+
+def test_qinq_port_is_refused_when_the_driver_cannot_do_8021ad():
+    with pytest.raises(InputError) as e:
+        make_plan(inv(ports=QINQ_PORTS), facts(), caps={"sw1": Capabilities(qinq=False)})
+    assert "switches[0].access_ports[1].qinq" in e.value.where and "nothing was changed" in e.value.fix
+    with pytest.raises(InputError):      # no capabilities known = no QinQ
+        make_plan(inv(ports=QINQ_PORTS), facts())
+
+
+def test_qinq_port_gets_the_device_default_or_the_chosen_stag_tpid():
+    caps = {"sw1": Capabilities(qinq=True, stag_tpids=(0x8100, 0x88A8))}
+    sp = make_plan(inv(ports=QINQ_PORTS), facts(), caps=caps).switches[0]
+    assert [p.qinq for p in sp.ports] == [False, True] and sp.stag_tpid == 0x8100
+    assert sp.access_changes()[1].qinq and sp.trunk_changes()[0].stag_tpid == 0x8100
+    sp = make_plan(inv(ports=QINQ_PORTS, stag_tpid=0x88A8), facts(), caps=caps).switches[0]
+    assert sp.stag_tpid == 0x88A8
+    assert Plan.from_dict(Plan((sp,)).to_dict()).switches[0] == sp        # survives the state file
+
+
+def test_stag_tpid_the_device_cannot_emit_is_refused():
+    caps = {"sw1": Capabilities(qinq=True, stag_tpids=(0x8100,))}
+    with pytest.raises(InputError) as e:
+        make_plan(inv(ports=QINQ_PORTS, stag_tpid=0x88A8), facts(), caps=caps)
+    assert e.value.where.endswith("switches[0].stag_tpid") and "0x88a8" in e.value.problem
+
+
+def test_stag_tpid_must_be_an_8021q_or_8021ad_tpid():
+    with pytest.raises(InputError) as e:
+        inv(stag_tpid=0x9100)
+    assert "stag_tpid" in e.value.where and "0x9100" in e.value.problem
