@@ -1,10 +1,12 @@
 """The ``harmless`` command line (click). Every command has ``--help``; machine output with ``--json``.
 
 Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback; exit code 2 for bad
-input (nothing changed), 1 for a failure (rolled back), 130 on Ctrl-C.
+input (nothing changed), 1 for a failure (rolled back), 3 when ``up`` migrated some switches and rolled back the
+others, 130 on Ctrl-C.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -13,6 +15,7 @@ import sys
 
 import click
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from harmless import __version__
@@ -27,6 +30,36 @@ def _progress(quiet: bool):
         if not quiet:
             err.print(f"[dim]·[/dim] {msg}", highlight=False)
     return p
+
+
+#: exit status of ``up`` when some switches were migrated and others failed (each failed one rolled back alone)
+EXIT_PARTIAL = 3
+_FINAL_EVENTS = {"migrated", "unchanged", "failed", "restored"}
+
+
+@contextlib.contextmanager
+def _fleet_bar(n_switches: int, quiet: bool, what: str):
+    """A rich progress bar over switches (only for more than one switch); yields the ``on_switch`` callback."""
+    if quiet or n_switches < 2:
+        yield lambda _name, _event: None
+        return
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[last]}"), console=err, transient=False) as bar:
+        task = bar.add_task(what, total=n_switches, last="")
+
+        def on_switch(name: str, event: str) -> None:
+            bar.update(task, advance=1 if event in _FINAL_EVENTS else 0, last=f"{name}: {event}")
+        yield on_switch
+
+
+def _print_results(results: dict) -> None:
+    t = Table(title="switches")
+    for col in ("switch", "result", "detail"):
+        t.add_column(col)
+    colour = {"migrated": "green", "unchanged": "green", "failed": "red"}
+    for name, r in results.items():
+        t.add_row(name, f"[{colour.get(r['status'], 'white')}]{r['status']}[/]", r.get("error") or "")
+    out.print(t)
 
 
 def handle_errors(fn):
@@ -116,11 +149,15 @@ def plan(inventory, as_json):
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @handle_errors
 def up(inventory, dry_run, revert_in, as_json):
-    """Configure the switch, build the translator and the OpenFlow bridge, connect the controller(s).
+    """Configure the switch(es), build the translator and the OpenFlow bridge(s), connect the controller(s).
 
-    Saves the switch's running config first; on any failure restores it and removes what was built.
+    Saves each switch's running config first; on any failure restores it and removes what was built.
     Running it again applies only differences (an empty device diff touches nothing); after an
     ovs-vswitchd restart it repairs bridges and flows.
+
+    Several switches are worked on in parallel (Nornir), with a progress bar and a result table. A switch that
+    fails is rolled back alone (its device ends in its original config) and the others stay migrated:
+    exit status 3 then; 0 when every switch is up; 1 (or 2 for bad input) when nothing was migrated.
     """
     from harmless import orchestrator
     if dry_run:
@@ -128,13 +165,24 @@ def up(inventory, dry_run, revert_in, as_json):
         click.echo(json.dumps(res.to_dict())) if as_json else _print_plan(res)
         return
     _need_root()
-    r = orchestrator.up(inventory, _progress(as_json), revert_in=revert_in)
+    from harmless.inventory import load_inventory
+    n = len(load_inventory(inventory).switches)
+    with _fleet_bar(n, as_json, "harmless up") as on_switch:
+        r = orchestrator.up(inventory, _progress(as_json), revert_in=revert_in, on_switch=on_switch)
     if as_json:
         click.echo(json.dumps(r))
     else:
-        for name, changed in r["changed"].items():
-            out.print(f"[green]up[/green]: {name} " + ("configured" if changed else "unchanged (already configured)"))
+        if n > 1 or r["failed"]:
+            _print_results(r["results"])
+        else:
+            for name, changed in r["changed"].items():
+                out.print(f"[green]up[/green]: {name} " + ("configured" if changed else
+                                                           "unchanged (already configured)"))
         out.print("see `harmless status` for ports, counters and controller connections")
+    if r["failed"]:
+        err.print(f"[red]error:[/red] {len(r['failed'])} of {n} switches failed and were rolled back alone "
+                  f"({', '.join(r['failed'])}); the others are migrated")
+        sys.exit(EXIT_PARTIAL)
 
 
 @main.command()
@@ -144,13 +192,16 @@ def down(as_json):
     """Restore the switch's exact original configuration and remove the bridges."""
     _need_root()
     from harmless import orchestrator
-    r = orchestrator.down(_progress(as_json))
+    s = orchestrator.st.load() or {}
+    with _fleet_bar(len(s.get("switches", {})), as_json, "harmless down") as on_switch:
+        r = orchestrator.down(_progress(as_json), on_switch=on_switch)
     if as_json:
         click.echo(json.dumps(r))
     else:
         for name, ok in r["restored"].items():
             out.print(f"{name}: running config " + ("[green]equals the saved original[/green]" if ok else
-                                                     "[red]differs from the saved original[/red]"))
+                                                     "[red]differs from the saved original[/red]")
+                      + ("" if r["ports_restored"].get(name) else "; every port has its original mode and VLANs"))
         out.print("bridges removed")
 
 

@@ -54,7 +54,9 @@ class TrunkPlan:
 class SwitchPlan:
     """Everything HARMLESS will build for one legacy switch.
 
-    ``stag_tpid`` is the TPID of the outer tag of its QinQ ports on the trunks (0x8100 or 0x88a8).
+    ``stag_tpid`` is the TPID of the outer tag of its QinQ ports on the trunks (0x8100 or 0x88a8). ``index`` is the
+    switch's 1-based position in the inventory: it numbers the switch's ports on br-otc (:mod:`harmless.otc.flows`),
+    so a plan that leaves out a failed switch does not renumber the others (0 = its position in the plan).
     """
 
     name: str
@@ -65,6 +67,7 @@ class SwitchPlan:
     ports: tuple[PortPlan, ...]
     trunks: tuple[TrunkPlan, ...]
     stag_tpid: int = 0x8100
+    index: int = 0
 
     @property
     def has_qinq(self) -> bool:
@@ -98,11 +101,19 @@ class Plan:
                 controllers=tuple(s["controllers"]), ports=tuple(PortPlan(**p) for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
                                        tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
-                stag_tpid=s.get("stag_tpid", 0x8100)))
+                stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0)))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
         return next(s for s in self.switches if s.name == name)
+
+    def numbered(self) -> list[tuple[int, SwitchPlan]]:
+        """``[(br-otc switch number, SwitchPlan)]``: ``index`` when set, else the 1-based position in the plan."""
+        return [(sp.index or i, sp) for i, sp in enumerate(self.switches, start=1)]
+
+    def only(self, names: set[str] | list[str]) -> "Plan":
+        """The plan restricted to the named switches (order and br-otc numbering kept)."""
+        return Plan(tuple(sp for sp in self.switches if sp.name in names))
 
 
 def vlan_name(switch: str, ofport: int) -> str:
@@ -152,7 +163,7 @@ def check_capabilities(sw: Switch, caps: Capabilities, where: str) -> int:
 
 
 def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, where: str,
-                caps: Capabilities | None = None) -> SwitchPlan:
+                caps: Capabilities | None = None, index: int = 0) -> SwitchPlan:
     """Plan one switch. Pure.
 
     Args:
@@ -162,6 +173,7 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
         where: ``"<file>: switches[i]"`` for error messages.
         caps: the driver's capabilities for this device; QinQ ports are refused without them (see
             :func:`check_capabilities`).
+        index: the switch's 1-based position in the inventory (br-otc numbering).
 
     Raises:
         InputError: unknown interface, OpenFlow port collision, VID already in use, VID range exhausted, a feature
@@ -234,14 +246,15 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
                   tuple(sorted(pp.vid for pp in port_plans if pp.trunk == t.switch_port)))
         for t in sw.trunks)
     return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(sw.openflow.versions), tuple(sw.openflow.controllers),
-                      port_plans, trunks, tpid)
+                      port_plans, trunks, tpid, index)
 
 
 def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | None = None,
               src: str = "<inventory>", caps: dict[str, Capabilities] | None = None) -> Plan:
-    """Plan every switch of the inventory (pure).
+    """Plan every switch of the inventory that has facts (pure).
 
-    ``facts`` maps switch name -> DeviceFacts, ``caps`` switch name -> the driver's Capabilities. Raises InputError.
+    ``facts`` maps switch name -> DeviceFacts (a switch without facts, e.g. unreachable, is left out of the plan;
+    the others keep their br-otc numbers), ``caps`` switch name -> the driver's Capabilities. Raises InputError.
     """
     prev = {s.name: s for s in previous.switches} if previous else {}
     servers = {}
@@ -253,5 +266,6 @@ def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | No
                                  "give each trunk its own server interface")
             servers[t.server_interface] = f"{sw.name} {t.switch_port}"
     caps = caps or {}
-    return Plan(tuple(plan_switch(sw, facts[sw.name], prev.get(sw.name), f"{src}: switches[{i}]", caps.get(sw.name))
-                      for i, sw in enumerate(inv.switches)))
+    return Plan(tuple(plan_switch(sw, facts[sw.name], prev.get(sw.name), f"{src}: switches[{i}]", caps.get(sw.name),
+                                  index=i + 1)
+                      for i, sw in enumerate(inv.switches) if sw.name in facts))

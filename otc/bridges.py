@@ -58,7 +58,7 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
     cmds.append(["set", "Bridge", OTC_BRIDGE, "datapath_type=netdev", "fail_mode=secure",
                  f"protocols={OTC_PROTOCOLS}", "other_config:disable-in-band=true", "external_ids:harmless=otc"])
     cmds.append(["set", "Port", OTC_BRIDGE, "external_ids:harmless=otc"])
-    for i, sp in enumerate(plan.switches, start=1):
+    for i, sp in plan.numbered():
         br = sp.bridge
         cmds.append(["--may-exist", "add-br", br])
         cmds.append(["set", "Bridge", br, "datapath_type=netdev", "fail_mode=secure",
@@ -151,7 +151,7 @@ def verify(ovs: Ovs, plan: Plan) -> list[str]:
             problems.append(f"bridge {br} is missing")
         elif brs[br]["fail_mode"] != "secure":
             problems.append(f"bridge {br} is not fail_mode=secure")
-    for i, sp in enumerate(plan.switches, start=1):
+    for i, sp in plan.numbered():
         for k, t in enumerate(sp.trunks):
             r = ifaces.get(t.server_interface)
             if r is None or r["ofport"] in (-1, []):

@@ -11,7 +11,8 @@ with the switch's S-tag TPID outside the C-tag. OVS parses the second tag only w
 ``Open_vSwitch:other_config:vlan-limit`` >= 2 (ovs-vswitchd.conf.db(5)), which :mod:`.bridges` sets for such plans.
 
 Every OTC flow carries :data:`OTC_COOKIE` so HARMLESS's flows are recognisable in any dump.
-Port numbering on br-otc (stable, from the plan): the patch towards br-of port N of the i-th switch (1-based)
+Port numbering on br-otc (stable, from the plan): the patch towards br-of port N of the i-th switch of the inventory
+(1-based, ``SwitchPlan.index``)
 is ``i*1000 + N``; the i-th switch's t-th trunk (0-based) is ``i*1000 + 900 + t``. Hence ``ofport`` <= 899.
 """
 from __future__ import annotations
@@ -107,7 +108,7 @@ def switch_flows(sp: SwitchPlan, index: int) -> list[Flow]:
 def translator_flows(plan: Plan) -> list[Flow]:
     """All br-otc flows for a plan, plus a priority-0 drop (counts what nobody claims)."""
     flows = []
-    for i, sp in enumerate(plan.switches, start=1):
+    for i, sp in plan.numbered():
         flows += switch_flows(sp, i)
     flows.append(Flow(0, (), ()))
     return flows

@@ -69,7 +69,7 @@ def test_help_explains_commands():
     for cmd in ("plan", "up", "down", "status", "demo", "lab", "capex"):
         assert cmd in out
     code, out, _ = run(["up", "--help"])
-    assert "--dry-run" in out and "Saves the switch's running config first" in out
+    assert "--dry-run" in out and "Saves each switch's running config first" in out and "exit status 3" in out
 
 
 def test_status_when_nothing_deployed(tmp_path):
