@@ -237,6 +237,35 @@ def status(as_json, no_device):
             out.print(f"[red]{sw['error']}[/red]")
 
 
+@main.command()
+@click.option("--interval", default=2.0, show_default=True, type=float,
+              help="seconds between polls of the switches' link states")
+@click.option("--once", is_flag=True, help="poll once, mirror what changed, exit")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per line for each change")
+@handle_errors
+def watch(interval, once, as_json):
+    """Mirror legacy link state to br-of: a legacy access port going down/up reaches the controller.
+
+    Polls every deployed switch (NAPALM get_interfaces) every --interval seconds. When a migrated port's link goes
+    down its br-of port gets NO_RECV NO_FWD NO_PACKET_IN, when it comes back they are cleared; OVS sends an
+    OpenFlow port-status to every controller each time. (br-of ports are OVS patch ports, whose LINK_DOWN state bit
+    OVS does not let anyone set.) Runs until Ctrl-C; packaging/harmless-watch.service runs it as a service.
+    """
+    _need_root()
+    from harmless import linkwatch
+
+    def event(ev):
+        if as_json:
+            click.echo(json.dumps({"switch": ev.switch, "interface": ev.interface, "ofport": ev.ofport,
+                                   "link": ev.link, "device_state": ev.device_state}), nl=True)
+            sys.stdout.flush()
+        else:
+            out.print(f"{ev.switch} {ev.interface} (OpenFlow port {ev.ofport}): link {ev.link} "
+                      f"(device: {ev.device_state})")
+
+    linkwatch.watch(interval, once, on_event=event, on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"))
+
+
 # ----------------------------------------------------------------------------- lab
 @main.group()
 def lab():

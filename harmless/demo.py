@@ -7,6 +7,7 @@ running config equals the one before ``up`` → lab down. Everything started is 
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import socket
 import subprocess
@@ -41,9 +42,12 @@ def free_port(preferred: int | None = None) -> int:
         return s.getsockname()[1]
 
 
-def start_controller(port: int, log_file: Path, app: str = CONTROLLER_APP, netns: str | None = None
-                     ) -> subprocess.Popen:
-    """Start ``osken-manager`` with ``app`` listening on 127.0.0.1:``port`` (OpenFlow), in ``netns`` if given."""
+def start_controller(port: int, log_file: Path, app: str = CONTROLLER_APP, netns: str | None = None,
+                     env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start ``osken-manager`` with ``app`` listening on 127.0.0.1:``port`` (OpenFlow), in ``netns`` if given.
+
+    ``env`` adds environment variables (e.g. ``HARMLESS_OF_ROLE`` for the learning switch's controller role).
+    """
     mgr = Path(sys.executable).parent / "osken-manager"
     exe = str(mgr) if mgr.exists() else shutil.which("osken-manager")
     if not exe:
@@ -51,7 +55,8 @@ def start_controller(port: int, log_file: Path, app: str = CONTROLLER_APP, netns
     out = open(log_file, "w")
     ns = ["ip", "netns", "exec", netns] if netns else []
     return subprocess.Popen([*ns, exe, "--ofp-tcp-listen-port", str(port), "--ofp-listen-host", "127.0.0.1", app],
-                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                            env={**os.environ, **(env or {})})
 
 
 def stop_process(p: subprocess.Popen | None) -> None:

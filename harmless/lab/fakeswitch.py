@@ -166,6 +166,30 @@ class OvsSync:
         d.addErrback(lambda f: log.error("ovs: sync failed: %s", f.getErrorMessage()))
         return d
 
+    def poll_links(self) -> set[str]:
+        """Read the mapped OVS interfaces' ``link_state`` (blocking); return the switch interfaces whose link is down.
+
+        This is how "pulling a cable" in the lab (``ip link set <veth> down`` in the switch's namespace) reaches the
+        emulated device's ``show interfaces`` (line protocol down), hence NAPALM ``get_interfaces``.
+        """
+        rc, out = self.run_out(["ovs-vsctl", f"--db={self.db}", "--timeout=5", "--format=json", "--columns=name,"
+                                "link_state", "list", "Interface"])
+        if rc != 0:
+            return set()
+        by_ovs = {v: k for k, v in self.port_map.items()}
+        down = set()
+        for name, link in json.loads(out)["data"]:
+            if name in by_ovs and link != "up":
+                down.add(by_ovs[name])
+        return down
+
+    def run_out(self, argv: list[str]) -> tuple[int, str]:
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return 1, str(exc)
+        return res.returncode, res.stdout
+
     def state(self) -> dict:
         """JSON-able summary: applied port states, last error, number of transactions."""
         return {"applied": self.applied, "error": self.error, "applies": self.applies}
@@ -308,6 +332,14 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if sync is not None:
         task.LoopingCall(sync.tick).start(args.sync_interval, now=True)
+
+        def links():
+            from twisted.internet import threads
+            d = threads.deferToThread(sync.poll_links)
+            d.addCallback(ios_ext.set_oper_down)
+            d.addErrback(lambda f: log.error("ovs: link poll failed: %s", f.getErrorMessage()))
+            return d
+        task.LoopingCall(links).start(1.0, now=True)
     if args.pid_file:
         args.pid_file.write_text(f"{os.getpid()}\n")
     _write_json(args.status_file, status)

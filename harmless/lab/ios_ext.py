@@ -243,23 +243,43 @@ def _ports(sc):
     return sc.get_physical_ports() + sc.get_vlan_ports()
 
 
+#: physical interfaces whose link (carrier) is down, mirrored from the lab's data plane by the fakeswitch
+_OPER_DOWN: set[str] = set()
+
+
+def set_oper_down(names: set[str]) -> None:
+    """Set the interfaces whose link is down (``show interfaces``: ``is down, line protocol is down``)."""
+    global _OPER_DOWN
+    if names != _OPER_DOWN:
+        log.info("link state: down %s", sorted(names))
+    _OPER_DOWN = set(names)
+
+
+def _status(p) -> tuple[str, str]:
+    """(status, line protocol) of a port as IOS prints them."""
+    if p.shutdown:
+        return "administratively down", "down"
+    if p.name in _OPER_DOWN:
+        return "down", "down"
+    return "up", "up"
+
+
 def _show_ip_int_brief(self):
     self.write_line("Interface              IP-Address      OK? Method Status                Protocol")
     for p in _ports(self.switch_configuration):
         ip = str(p.ips[0].ip) if isinstance(p, VlanPort) and p.ips else "unassigned"
-        st = "administratively down" if p.shutdown else "up"
-        pr = "down" if p.shutdown else "up"
+        st, pr = _status(p)
         self.write_line("%-22s %-15s YES %-6s %-21s %s" % (p.name, ip, "NVRAM" if ip != "unassigned" else "unset", st, pr))
 
 
 def _show_interfaces(self, ports):
     for i, p in enumerate(ports):
-        st = "administratively down" if p.shutdown else "up"
-        pr = "down" if p.shutdown else "up"
+        st, pr = _status(p)
         hw = "Gigabit Ethernet" if p.name.lower().startswith("gi") else ("EtherSVI" if isinstance(p, VlanPort) else "Fast Ethernet")
         bw = 1000000 if p.name.lower().startswith("gi") else 100000
         mac = "0011.2233.%04x" % (i + 1)
-        self.write_line("%s is %s, line protocol is %s%s" % (p.name, st, pr, "" if isinstance(p, VlanPort) else " (connected)"))
+        conn = "" if isinstance(p, VlanPort) else (" (notconnect)" if p.name in _OPER_DOWN else " (connected)")
+        self.write_line("%s is %s, line protocol is %s%s" % (p.name, st, pr, conn))
         self.write_line("  Hardware is %s, address is %s (bia %s)" % (hw, mac, mac))
         if p.description:
             self.write_line("  Description: %s" % p.description)
