@@ -201,9 +201,11 @@ class Switch(_Model):
 
 
 class Inventory(_Model):
-    """The whole inventory file."""
+    """The whole inventory file. ``netbox`` (optional) adds switches read from NetBox (:mod:`harmless.netbox`);
+    they follow the file's own ``switches`` (so ``switches[i]`` in errors counts the file's switches first)."""
 
     server: Server = Server()
+    netbox: dict | None = None
     switches: list[Switch] = Field(min_length=1)
 
 
@@ -297,6 +299,12 @@ def parse_inventory(text: str, src: str = "<inventory>") -> Inventory:
     if not isinstance(data, dict):
         raise InputError(src, "the inventory must be a YAML mapping with server: and switches:",
                          "see examples/lab.yaml")
+    if data.get("netbox") is not None:
+        from harmless.netbox import fetch_switches
+        data = {**data, "switches": [*(data.get("switches") or []), *fetch_switches(data["netbox"], src)]}
+        if not data["switches"]:
+            raise InputError(f"{src}: netbox", "NetBox returned no device with a 'harmless' config context",
+                             "check netbox.filter and the devices' config contexts (see README, NetBox)")
     for i, sw in enumerate(data.get("switches") or []):
         if isinstance(sw, dict) and "password" in sw:
             raise InputError(f"{src}: switches[{i}].password", "passwords may not be written in the inventory",
