@@ -51,6 +51,12 @@ class LabSpec:
         reject: regexes of config lines the emulated device rejects (test-only fault injection).
         server_netns: put the server end of the trunk into this network namespace (created if missing; the
             inventory then runs HARMLESS's private OVS there); None = this namespace, like a real server.
+        more_trunks: further switch ports cabled to the server (server interfaces ``hl-<name>-trk2``, ...).
+        host_base: host on port N gets 198.18.0.(host_base+N) and MAC 02:00:00:00:00:(host_base+N), so hosts of
+            several labs can share one subnet (e.g. 0 and 100).
+        uplinks: ``(port, peer)`` pairs: FastEthernet0/<port> gets a cable without a host. ``peer`` empty: the far
+            end is left in this namespace as ``hl-<name>-u<port>`` (for another lab to take); ``peer`` = such an
+            interface of another lab: that cable end becomes this port (the two legacy switches are cabled).
     """
 
     name: str = "lab"
@@ -59,6 +65,13 @@ class LabSpec:
     trunk_port: str = "GigabitEthernet0/1"
     reject: tuple[str, ...] = ()
     server_netns: str | None = None
+    more_trunks: tuple[str, ...] = ()
+    host_base: int = 0
+    uplinks: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def trunk_ports(self) -> tuple[str, ...]:
+        return (self.trunk_port, *self.more_trunks)
 
 
 def lab_dir(name: str) -> Path:
@@ -73,8 +86,14 @@ def ns_host(name: str, port: int) -> str:
     return f"hl-{name}-h{port}"
 
 
-def trunk_iface(name: str) -> str:
-    return f"hl-{name}-trunk"
+def trunk_iface(name: str, k: int = 0) -> str:
+    """Server-side interface of the lab's ``k``-th trunk (0-based)."""
+    return f"hl-{name}-trunk" if k == 0 else f"hl-{name}-trk{k + 1}"
+
+
+def uplink_iface(name: str, port: int) -> str:
+    """The far end of a lab's uplink cable on FastEthernet0/<port>, until another lab takes it."""
+    return f"hl-{name}-u{port}"
 
 
 def ovs_port(interface: str) -> str:
@@ -83,12 +102,12 @@ def ovs_port(interface: str) -> str:
     return (m.group(1).lower() + m.group(2).replace("/", "-")) if m else interface
 
 
-def host_ip(port: int) -> str:
-    return f"{SUBNET}.{port}"
+def host_ip(port: int, base: int = 0) -> str:
+    return f"{SUBNET}.{base + port}"
 
 
-def host_mac(port: int) -> str:
-    return f"02:00:00:00:00:{port:02x}"
+def host_mac(port: int, base: int = 0) -> str:
+    return f"02:00:00:00:00:{base + port:02x}"
 
 
 def startup_config(spec: LabSpec) -> str:
@@ -169,30 +188,45 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
         _nsexec(h_ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
         _nsexec(h_ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
         _ip("link", "add", port_map[iface], "netns", sw_ns, "type", "veth", "peer", "name", "eth0", "netns", h_ns,
-            "address", host_mac(n))
-        _ip("-n", h_ns, "addr", "add", f"{host_ip(n)}/24", "dev", "eth0")
+            "address", host_mac(n, spec.host_base))
+        _ip("-n", h_ns, "addr", "add", f"{host_ip(n, spec.host_base)}/24", "dev", "eth0")
         for ns, dev in ((h_ns, "eth0"), (h_ns, "lo"), (sw_ns, port_map[iface])):
             _ip("-n", ns, "link", "set", dev, "up")
         _nsexec(h_ns, "ethtool", "-K", "eth0", "tx", "off")   # userspace datapath: no partial checksums
-    tr = trunk_iface(spec.name)
-    port_map[spec.trunk_port] = ovs_port(spec.trunk_port)
+    for port, peer in spec.uplinks:
+        iface = f"FastEthernet0/{port}"
+        port_map[iface] = ovs_port(iface)
+        if peer:      # take the other lab's cable end
+            _ip("link", "set", peer, "netns", sw_ns)
+            _ip("-n", sw_ns, "link", "set", peer, "name", port_map[iface])
+        else:
+            _ip("link", "add", port_map[iface], "netns", sw_ns, "type", "veth", "peer", "name",
+                uplink_iface(spec.name, port))
+            _ip("link", "set", uplink_iface(spec.name, port), "up")
+        _ip("-n", sw_ns, "link", "set", port_map[iface], "up")
     srv = spec.server_netns
     if srv and not Path(f"/run/netns/{srv}").exists():
         _ip("netns", "add", srv)
         _ip("-n", srv, "link", "set", "lo", "up")
     srv_args = ["-n", srv] if srv else []
-    if _ip(*srv_args, "link", "show", "dev", tr, check=False).returncode == 0:
-        _ip(*srv_args, "link", "del", tr)
-    _ip("link", "add", port_map[spec.trunk_port], "netns", sw_ns, "type", "veth", "peer", "name", tr,
-        *(["netns", srv] if srv else []))
-    sysctl = ["sysctl", "-qw", f"net.ipv6.conf.{tr}.disable_ipv6=1"]
-    subprocess.run(["ip", "netns", "exec", srv, *sysctl] if srv else sysctl, capture_output=True)
-    _ip(*srv_args, "link", "set", tr, "up")
-    _ip("-n", sw_ns, "link", "set", port_map[spec.trunk_port], "up")
+    trunks = []
+    for k, trunk_port in enumerate(spec.trunk_ports):
+        tr = trunk_iface(spec.name, k)
+        port_map[trunk_port] = ovs_port(trunk_port)
+        if _ip(*srv_args, "link", "show", "dev", tr, check=False).returncode == 0:
+            _ip(*srv_args, "link", "del", tr)
+        _ip("link", "add", port_map[trunk_port], "netns", sw_ns, "type", "veth", "peer", "name", tr,
+            *(["netns", srv] if srv else []))
+        sysctl = ["sysctl", "-qw", f"net.ipv6.conf.{tr}.disable_ipv6=1"]
+        subprocess.run(["ip", "netns", "exec", srv, *sysctl] if srv else sysctl, capture_output=True)
+        _ip(*srv_args, "link", "set", tr, "up")
+        _ip("-n", sw_ns, "link", "set", port_map[trunk_port], "up")
+        trunks.append({"switch_port": trunk_port, "interface": tr})
 
     progress("starting the legacy switch's data plane (OVS in its namespace)")
     ovs = Ovs(d / "ovs", netns=sw_ns)
     ovs.start()
+    ovs.vsctl("set", "Open_vSwitch", ".", "other_config:vlan-limit=2")   # QinQ (dot1q-tunnel) ports: 2 tags
     args = ["--may-exist", "add-br", BRIDGE, "--", "set", "Bridge", BRIDGE, "datapath_type=netdev",
             "fail_mode=standalone", "--", "set", "Port", BRIDGE, "tag=4094"]   # keep LOCAL out of VLAN floods
     for iface, p in port_map.items():
@@ -228,9 +262,10 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     info = {
         "name": spec.name, "ssh_port": spec.ssh_port, "username": "admin", "password_file": str(pw),
         "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE, "trunk_port": spec.trunk_port,
-        "trunk_interface": tr, "server_netns": srv, "port_map": port_map,
-        "hosts": {str(n): {"interface": f"FastEthernet0/{n}", "netns": ns_host(spec.name, n), "ip": host_ip(n),
-                           "mac": host_mac(n)} for n in spec.hosts},
+        "trunk_interface": trunks[0]["interface"], "trunks": trunks, "server_netns": srv, "port_map": port_map,
+        "uplinks": {str(p): (peer or uplink_iface(spec.name, p)) for p, peer in spec.uplinks},
+        "hosts": {str(n): {"interface": f"FastEthernet0/{n}", "netns": ns_host(spec.name, n),
+                           "ip": host_ip(n, spec.host_base), "mac": host_mac(n, spec.host_base)} for n in spec.hosts},
     }
     (d / "lab.json").write_text(json.dumps(info, indent=2))
     return info
@@ -262,9 +297,9 @@ def lab_down(name: str) -> bool:
     for ns in Path("/run/netns").glob(f"hl-{name}-*") if Path("/run/netns").exists() else []:
         found = True
         _ip("netns", "del", ns.name, check=False)
-    if Path(f"/sys/class/net/{trunk_iface(name)}").exists():
+    for dev in Path("/sys/class/net").glob(f"hl-{name}-*"):     # trunks and uplink cable ends in this namespace
         found = True
-        _ip("link", "del", trunk_iface(name), check=False)
+        _ip("link", "del", dev.name, check=False)
     if d.exists():
         shutil.rmtree(d, ignore_errors=True)
     return found
@@ -281,8 +316,9 @@ def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", o
             "name": "sw1", "driver": "ios", "host": "127.0.0.1", "port": info["ssh_port"],
             "username": info["username"], "password_file": info["password_file"],
             "optional_args": {"inline_transfer": True, "dest_file_system": "flash:"},
-            "trunks": [{"switch_port": info["trunk_port"], "server_interface": info["trunk_interface"],
-                        "type": "system"}],
+            "trunks": [{"switch_port": t["switch_port"], "server_interface": t["interface"], "type": "system"}
+                       for t in info.get("trunks") or [{"switch_port": info["trunk_port"],
+                                                        "interface": info["trunk_interface"]}]],
             "access_ports": [h["interface"] for h in info["hosts"].values()],
             "vlan_range": vlan_range, "datapath_id": "0x0000000000000001",
             "openflow": {"versions": ["OpenFlow13"], "controllers": controllers},

@@ -87,3 +87,8 @@ def lab3(tmp_path_factory):
 def lab_reject(tmp_path_factory):
     """A device that rejects `switchport access vlan 110` (a line HARMLESS renders for port 10)."""
     yield from make_lab(tmp_path_factory, reject=(r"switchport access vlan 110",))
+
+
+def lab_vendor_b() -> dict:
+    """LabSpec arguments for the second switch of two-switch labs: another vendor when the lab has one."""
+    return {}

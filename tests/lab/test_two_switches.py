@@ -1,0 +1,97 @@
+"""Two legacy switches and three trunks on one server, the switches cabled to each other.
+
+sw1 has two trunks (Gi0/1 carries its port 7 and the inter-switch port 24, Gi0/2 carries port 8); sw2 has one.
+Each switch gets its own br-of (own datapath id) under one controller. Hosts on every migrated port reach each other:
+inside sw1 across its two trunks, and from sw1 to sw2 through br-of-sw1 port 24, the legacy cable, br-of-sw2 port 24.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+
+import pytest
+import yaml
+
+from harmless import orchestrator as orch
+from harmless import state as st
+from harmless.demo import free_port, start_controller, stop_process
+from harmless.lab import topology as lab
+from tests.conftest import require_root_ovs
+from tests.lab.conftest import lab_vendor_b
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    require_root_ovs()
+    state = tmp_path_factory.mktemp("state")
+    old = os.environ.get("HARMLESS_STATE_DIR")
+    os.environ["HARMLESS_STATE_DIR"] = str(state)
+    tid = uuid.uuid4().hex[:4]
+    srv, na, nb = f"hl-w{tid}-srv", f"w{tid}a", f"w{tid}b"
+    ctl = None
+    try:
+        a = lab.lab_up(lab.LabSpec(name=na, ssh_port=free_port(), hosts=(7, 8), server_netns=srv,
+                                   more_trunks=("GigabitEthernet0/2",), uplinks=((24, ""),)))
+        b = lab.lab_up(lab.LabSpec(name=nb, ssh_port=free_port(), hosts=(7, 8), server_netns=srv, host_base=100,
+                                   uplinks=((24, lab.uplink_iface(na, 24)),), **lab_vendor_b()))
+        ctl = start_controller(6653, state / "controller.log", netns=srv)
+        s1 = lab.inventory(a, ["tcp:127.0.0.1:6653"])["switches"][0]
+        s1.update(access_ports=["FastEthernet0/7", {"interface": "FastEthernet0/8", "trunk": "GigabitEthernet0/2"},
+                                "FastEthernet0/24"])
+        s2 = lab.inventory(b, ["tcp:127.0.0.1:6653"])["switches"][0]
+        s2.update(name="sw2", datapath_id="0x0000000000000002",
+                  access_ports=[*s2["access_ports"], s2["access_ports"][0].rsplit("/", 1)[0] + "/24"])
+        inv = {"server": {"datapath": "netdev", "ovs": "private", "netns": srv}, "switches": [s1, s2]}
+        p = state / "two.yaml"
+        p.write_text(yaml.safe_dump(inv, sort_keys=False))
+        yield {"inventory": p, "a": a, "b": b}
+    finally:
+        try:
+            if st.load():
+                orch.down()
+        except Exception as e:  # noqa: BLE001 - best effort, reported
+            print(f"cleanup: harmless down failed: {e}")
+        stop_process(ctl)
+        lab.lab_down(na)
+        lab.lab_down(nb)
+        subprocess.run(["ip", "netns", "del", srv], capture_output=True)
+        if old is None:
+            os.environ.pop("HARMLESS_STATE_DIR", None)
+        else:
+            os.environ["HARMLESS_STATE_DIR"] = old
+
+
+def ping_ip(info, src, ip, count=3):
+    import re
+    p = subprocess.run(["ip", "netns", "exec", info["hosts"][str(src)]["netns"], "ping", "-c", str(count), "-i",
+                        "0.2", "-W", "2", ip], capture_output=True, text=True)
+    m = re.search(r"([\d.]+)% packet loss", p.stdout)
+    return float(m.group(1)) if m else 100.0
+
+
+def test_hosts_on_all_migrated_ports_of_two_switches_reach_each_other(two):
+    r = orch.up(str(two["inventory"]))
+    assert r["failed"] == [] and set(r["results"]) == {"sw1", "sw2"}
+    plan = {sp["name"]: sp for sp in r["plan"]["switches"]}
+    assert {p["interface"]: p["trunk"] for p in plan["sw1"]["ports"]} == {
+        "FastEthernet0/7": "GigabitEthernet0/1", "FastEthernet0/8": "GigabitEthernet0/2",
+        "FastEthernet0/24": "GigabitEthernet0/1"}
+    ovs = orch.state_ovs(st.load())
+    dpids = {br: ovs.vsctl("get", "Bridge", br, "other_config:datapath-id").strip('"\n')
+             for br in ("br-of-sw1", "br-of-sw2")}
+    assert dpids == {"br-of-sw1": "0000000000000001", "br-of-sw2": "0000000000000002"}
+    a, b = two["a"], two["b"]
+    # inside sw1, across its two trunks
+    assert ping_ip(a, 7, a["hosts"]["8"]["ip"]) == 0.0
+    # sw1 -> sw2 over the legacy cable between their migrated ports 24, and inside sw2
+    for src in (7, 8):
+        for dst in (7, 8):
+            assert ping_ip(a, src, b["hosts"][str(dst)]["ip"]) == 0.0, (src, dst)
+    assert ping_ip(b, 7, b["hosts"]["8"]["ip"]) == 0.0
+    # both trunks of sw1 carried traffic
+    st_ = orch.status(with_device=False)["switches"]
+    trunks = {name: t["rx_packets"] for sw in st_ for name, t in sw["trunks"].items()}
+    assert all(n > 0 for n in trunks.values()) and len(trunks) == 3
+    d = orch.down()
+    assert d["config_restored"] and set(d["restored"]) == {"sw1", "sw2"}
