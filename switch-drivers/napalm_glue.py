@@ -44,6 +44,7 @@ class NapalmDriver(SwitchDriver):
                  optional_args: dict | None = None, timeout: int = 60):
         super().__init__(host, port, username, password, optional_args, timeout)
         self._device: Any = None
+        self._facts_config: str | None = None   # running config read by the last facts()
 
     # ------------------------------------------------------------------ vendor hooks
     def device_message(self, text: str) -> str:
@@ -151,6 +152,7 @@ class NapalmDriver(SwitchDriver):
         """
         f = self._call("get_facts", self._dev().get_facts)
         text = self.running_config()
+        self._facts_config = text
         return DeviceFacts(hostname=f.get("hostname", ""), model=f.get("model", ""),
                            os_version=f.get("os_version", ""), interfaces=tuple(f.get("interface_list", ())),
                            vlans=self.parse_vlans(text), ports=self.parse_ports(text))
