@@ -114,7 +114,8 @@ class JunosDriver(NapalmDriver):
         return f
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
-        """Render ``templates/harmless.j2`` in the device's VLAN syntax (detected on first use; see module doc).
+        """Render ``templates/harmless.j2`` in the device's VLAN syntax (detected on first use; see module doc),
+        deleting the non-ELS VLAN-side memberships of migrated ports found by the last :meth:`facts`.
 
         Raises:
             DeviceError: the syntax is not known yet and the device is not connected.
@@ -125,7 +126,8 @@ class JunosDriver(NapalmDriver):
                 raise DeviceError(self.where, "the Junos VLAN syntax (ELS or non-ELS) is not known yet",
                                   "open() the driver first or set optional_args.junos_vlan_syntax")
             self.facts()
-        return render_config(access, trunks, syntax=self.vlan_syntax)
+        side = parse.vlan_side_members(self._facts_config) if self._facts_config else {}
+        return render_config(access, trunks, syntax=self.vlan_syntax, vlan_side=side)
 
     def commit(self, revert_in: int | None = None) -> None:
         """Commit; with ``revert_in`` as ``commit confirmed`` in whole minutes (rounded up, at least 1)."""

@@ -117,3 +117,16 @@ def parse_port_states(text: str) -> dict[str, PortVlanState]:
             access = min(vids) if vids else 1
             result[name] = PortVlanState(name=name, mode="access", access_vid=access, shutdown=name in disabled)
     return result
+
+
+def vlan_side_members(text: str) -> dict[str, list[str]]:
+    """Non-ELS VLAN-side memberships: ``{interface: [VLAN names]}`` from ``vlans NAME interface IF.0``.
+
+    Raises:
+        ValueError: the configuration text does not parse.
+    """
+    out: dict[str, list[str]] = {}
+    for p in config_paths(text):
+        if len(p) == 4 and p[0] == "vlans" and p[2] == "interface":
+            out.setdefault(p[3].split(".")[0], []).append(p[1])
+    return out

@@ -22,7 +22,8 @@ QINQ_UNSUPPORTED = ("Junos QinQ is not supported by this driver: it needs platfo
                     "non-ELS: vlans dot1q-tunneling) that are neither rendered nor tested")
 
 
-def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syntax: str = "els") -> str:
+def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syntax: str = "els",
+                  vlan_side: dict[str, list[str]] | None = None) -> str:
     """Render the ``set``/``delete`` candidate that makes each access port its own VLAN and trunks carry them.
 
     Args:
@@ -32,10 +33,14 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
             ``stag_tpid`` is irrelevant without QinQ and ignored.
         syntax: ``"els"`` (``interface-mode``; EX2300/3400/4300, QFX, ...) or ``"legacy"`` (``port-mode``;
             non-ELS EX2200/3300/4200, ...).
+        vlan_side: non-ELS VLAN-side memberships the device has today, ``{interface: [VLAN names]}`` (from
+            ``vlans NAME interface IF.0``, see :func:`parse.vlan_side_members`); for migrated ports they are
+            deleted too, else the port would stay in its old VLAN as well.
 
     Returns:
         ``set vlans`` lines (sorted by VID), then per access port and per trunk a ``delete`` of its
-        ``family ethernet-switching`` followed by the ``set`` lines. Same input → same text.
+        ``family ethernet-switching`` (and of its VLAN-side memberships) followed by the ``set`` lines.
+        Same input → same text.
 
     Raises:
         ValueError: bad VID, VLAN name, interface name or syntax; QinQ requested; one VID given two names;
@@ -76,5 +81,9 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
         for vid in t.vids:
             vlans.setdefault(vid, f"vlan{vid}")
         rows.append((t.interface, [vlans[v] for v in sorted(set(t.vids))]))
+    side = vlan_side or {}
+    stale = [(name, ifname) for ifname in [a.interface for a in access] + [t.interface for t in trunks]
+             for name in sorted(side.get(ifname, ()))]
     return _ENV.get_template("harmless.j2").render(mode_kw=MODE_KEYWORD[syntax], vlans=sorted(vlans.items()),
-                                                   access=[(a.interface, a.vlan_name) for a in access], trunks=rows)
+                                                   access=[(a.interface, a.vlan_name) for a in access], trunks=rows,
+                                                   stale=stale)
