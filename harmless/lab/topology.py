@@ -37,6 +37,19 @@ LAB_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,5}$")      # hl-<name>-trunk must fi
 SUBNET = "198.18.0"
 BRIDGE = "br-legacy"
 MODEL = "cisco_2960_24TT_L"                             # FastEthernet0/1-24, GigabitEthernet0/1-2
+#: per lab vendor: NAPALM driver, host port name pattern, default trunk port, NAPALM optional_args, model
+VENDORS = {
+    "ios": {"driver": "ios", "access": "FastEthernet0/{n}", "trunk": "GigabitEthernet0/1",
+            "optional_args": {"inline_transfer": True, "dest_file_system": "flash:"},
+            "model": "Cisco IOS (fake-switches cisco_2960_24TT_L) over SSH"},
+    "eos": {"driver": "eos", "access": "Ethernet{n}", "trunk": "Ethernet25", "optional_args": {"transport": "http"},
+            "model": "Arista EOS (harmless.lab.eos_ext) over eAPI/HTTP"},
+}
+
+
+def access_iface(vendor: str, n: int) -> str:
+    """Name of host port ``n`` on a lab switch of ``vendor`` (``FastEthernet0/7``, ``Ethernet7``)."""
+    return VENDORS[vendor]["access"].format(n=n)
 
 
 @dataclass(frozen=True)
@@ -51,14 +64,22 @@ class LabSpec:
         reject: regexes of config lines the emulated device rejects (test-only fault injection).
         server_netns: put the server end of the trunk into this network namespace (created if missing; the
             inventory then runs HARMLESS's private OVS there); None = this namespace, like a real server.
+        vendor: emulated switch OS, a key of :data:`VENDORS` (``ios``: SSH on ``ssh_port``; ``eos``: eAPI over
+            HTTP on ``ssh_port``). ``trunk_port`` None = the vendor's default.
     """
 
     name: str = "lab"
     ssh_port: int = 2201
     hosts: tuple[int, ...] = (7, 8, 10)
-    trunk_port: str = "GigabitEthernet0/1"
+    trunk_port: str | None = None
     reject: tuple[str, ...] = ()
     server_netns: str | None = None
+    vendor: str = "ios"
+
+    @property
+    def trunk(self) -> str:
+        """The trunk port (``trunk_port`` or the vendor's default)."""
+        return self.trunk_port or VENDORS[self.vendor]["trunk"]
 
 
 def lab_dir(name: str) -> Path:
@@ -92,10 +113,12 @@ def host_mac(port: int) -> str:
 
 
 def startup_config(spec: LabSpec) -> str:
-    """The emulated device's config at lab start (IOS syntax)."""
-    lines = ["vlan 100", " name users", "vlan 101", " name printers"]
+    """The emulated device's config at lab start (IOS or EOS syntax): VLANs 100/101, host ports access 100."""
+    ind = "   " if spec.vendor == "eos" else " "
+    lines = ["vlan 100", f"{ind}name users", "vlan 101", f"{ind}name printers"]
     for n in spec.hosts:
-        lines += [f"interface FastEthernet0/{n}", " switchport mode access", " switchport access vlan 100"]
+        lines += [f"interface {access_iface(spec.vendor, n)}", f"{ind}switchport mode access",
+                  f"{ind}switchport access vlan 100"]
     return "\n".join(lines) + "\n"
 
 
@@ -135,6 +158,8 @@ def lab_up(spec: LabSpec = LabSpec(), progress=lambda m: None) -> dict:
         InputError: bad name/ports, lab already up, SSH port in use.
         HarmlessError: a step failed (everything built so far is torn down).
     """
+    if spec.vendor not in VENDORS:
+        raise InputError("--vendor", f"lab vendor {spec.vendor!r} is not one of {', '.join(VENDORS)}", "e.g. ios")
     if not LAB_NAME_RE.match(spec.name):
         raise InputError("--name", f"lab name {spec.name!r} is not 1-6 lowercase letters/digits", "e.g. --name lab")
     if not spec.hosts or any(not 1 <= h <= 24 for h in spec.hosts) or len(set(spec.hosts)) != len(spec.hosts):
@@ -163,7 +188,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     _ip("-n", sw_ns, "link", "set", "lo", "up")
     port_map = {}
     for n in spec.hosts:
-        h_ns, iface = ns_host(spec.name, n), f"FastEthernet0/{n}"
+        h_ns, iface = ns_host(spec.name, n), access_iface(spec.vendor, n)
         port_map[iface] = ovs_port(iface)
         _ip("netns", "add", h_ns)
         _nsexec(h_ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
@@ -175,7 +200,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
             _ip("-n", ns, "link", "set", dev, "up")
         _nsexec(h_ns, "ethtool", "-K", "eth0", "tx", "off")   # userspace datapath: no partial checksums
     tr = trunk_iface(spec.name)
-    port_map[spec.trunk_port] = ovs_port(spec.trunk_port)
+    port_map[spec.trunk] = ovs_port(spec.trunk)
     srv = spec.server_netns
     if srv and not Path(f"/run/netns/{srv}").exists():
         _ip("netns", "add", srv)
@@ -183,12 +208,12 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     srv_args = ["-n", srv] if srv else []
     if _ip(*srv_args, "link", "show", "dev", tr, check=False).returncode == 0:
         _ip(*srv_args, "link", "del", tr)
-    _ip("link", "add", port_map[spec.trunk_port], "netns", sw_ns, "type", "veth", "peer", "name", tr,
+    _ip("link", "add", port_map[spec.trunk], "netns", sw_ns, "type", "veth", "peer", "name", tr,
         *(["netns", srv] if srv else []))
     sysctl = ["sysctl", "-qw", f"net.ipv6.conf.{tr}.disable_ipv6=1"]
     subprocess.run(["ip", "netns", "exec", srv, *sysctl] if srv else sysctl, capture_output=True)
     _ip(*srv_args, "link", "set", tr, "up")
-    _ip("-n", sw_ns, "link", "set", port_map[spec.trunk_port], "up")
+    _ip("-n", sw_ns, "link", "set", port_map[spec.trunk], "up")
 
     progress("starting the legacy switch's data plane (OVS in its namespace)")
     ovs = Ovs(d / "ovs", netns=sw_ns)
@@ -199,13 +224,13 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
         args += ["--", "--may-exist", "add-port", BRIDGE, p, "--", "set", "Port", p, "tag=1", "vlan_mode=access"]
     ovs.vsctl(*args)
 
-    progress(f"starting the emulated Cisco IOS switch on 127.0.0.1:{spec.ssh_port}")
+    progress(f"starting the emulated switch ({VENDORS[spec.vendor]['model']}) on 127.0.0.1:{spec.ssh_port}")
     pw = d / "password"
     fd = os.open(pw, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(secrets.token_urlsafe(12))
     (d / "startup.cfg").write_text(startup_config(spec))
-    argv = [sys.executable, "-m", "harmless.lab.fakeswitch", "--hostname", "sw1", "--listen-port", str(spec.ssh_port),
+    argv = [sys.executable, "-m", "harmless.lab.fakeswitch", "--vendor", spec.vendor, "--hostname", "sw1", "--listen-port", str(spec.ssh_port),
             "--username", "admin", "--password-file", str(pw), "--startup-config", str(d / "startup.cfg"),
             "--ovs-db", ovs.db, "--bridge", BRIDGE, "--port-map", json.dumps(port_map), "--sync-interval", "0.3",
             "--log-file", str(d / "fakeswitch.log"), "--pid-file", str(d / "fakeswitch.pid")]
@@ -218,7 +243,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     if not _wait_tcp(spec.ssh_port, 30):
         raise HarmlessError("lab", "the emulated switch did not start", f"see {d / 'fakeswitch.out'}")
     # the data plane follows the device: wait until the startup VLANs are mirrored
-    first = port_map[f"FastEthernet0/{spec.hosts[0]}"]
+    first = port_map[access_iface(spec.vendor, spec.hosts[0])]
     end = time.monotonic() + 20
     while ovs.vsctl("get", "Port", first, "tag").strip() != "100":
         if time.monotonic() > end:
@@ -226,10 +251,10 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
                                 f"see {d / 'fakeswitch.log'}")
         time.sleep(0.2)
     info = {
-        "name": spec.name, "ssh_port": spec.ssh_port, "username": "admin", "password_file": str(pw),
-        "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE, "trunk_port": spec.trunk_port,
+        "name": spec.name, "vendor": spec.vendor, "ssh_port": spec.ssh_port, "username": "admin", "password_file": str(pw),
+        "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE, "trunk_port": spec.trunk,
         "trunk_interface": tr, "server_netns": srv, "port_map": port_map,
-        "hosts": {str(n): {"interface": f"FastEthernet0/{n}", "netns": ns_host(spec.name, n), "ip": host_ip(n),
+        "hosts": {str(n): {"interface": access_iface(spec.vendor, n), "netns": ns_host(spec.name, n), "ip": host_ip(n),
                            "mac": host_mac(n)} for n in spec.hosts},
     }
     (d / "lab.json").write_text(json.dumps(info, indent=2))
@@ -278,9 +303,9 @@ def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", o
     return {
         "server": server,
         "switches": [{
-            "name": "sw1", "driver": "ios", "host": "127.0.0.1", "port": info["ssh_port"],
-            "username": info["username"], "password_file": info["password_file"],
-            "optional_args": {"inline_transfer": True, "dest_file_system": "flash:"},
+            "name": "sw1", "driver": VENDORS[info.get("vendor", "ios")]["driver"], "host": "127.0.0.1",
+            "port": info["ssh_port"], "username": info["username"], "password_file": info["password_file"],
+            "optional_args": dict(VENDORS[info.get("vendor", "ios")]["optional_args"]),
             "trunks": [{"switch_port": info["trunk_port"], "server_interface": info["trunk_interface"],
                         "type": "system"}],
             "access_ports": [h["interface"] for h in info["hosts"].values()],
