@@ -573,6 +573,32 @@ def eapi_resource(sw: EosSwitch, username: str, password: str):
     return root
 
 
+# ----------------------------------------------------------------------------- data plane (pure)
+def desired_ovs_ports(sc: SwitchConfiguration, port_map: dict[str, str]) -> dict[str, dict]:
+    """Like :func:`harmless.lab.fakeswitch.desired_ovs_ports`, plus the outer TPID of dot1q-tunnel ports.
+
+    On EOS the S-tag TPID is a property of the trunk (``switchport dot1q ethertype``, default 0x8100); OVS sets
+    it on the tunnel port (``other_config:qinq-ethtype``, default 802.1ad = 0x88a8). A tunnel port gets
+    ``802.1ad`` when a trunk carrying its VLAN uses 0x88a8, else ``802.1q``.
+
+    Returns:
+        ``{ovs port: {"vlan_mode", "tag", "trunks"[, "qinq_ethtype"]}}``.
+    """
+    from harmless.lab import fakeswitch as fs
+
+    out = fs.desired_ovs_ports(sc, port_map)
+    trunks = [p for p in sc.ports if p.mode == "trunk" and not p.vendor_specific.get("routed")]
+    for iface, ovs_name in port_map.items():
+        p = sc.get_port(iface)
+        if out[ovs_name]["vlan_mode"] != "dot1q-tunnel":
+            continue
+        vid = p.access_vlan or 1
+        ad = any(t.vendor_specific.get("tpid") == 0x88A8 and (t.trunk_vlans is None or vid in t.trunk_vlans)
+                 for t in trunks)
+        out[ovs_name]["qinq_ethtype"] = "802.1ad" if ad else "802.1q"
+    return out
+
+
 # ----------------------------------------------------------------------------- lab process
 def ovs_link_states(db: str, names: list[str]) -> dict[str, bool] | None:
     """``{OVS interface: link up}`` for ``names`` (one ``ovs-vsctl`` call; None when it failed)."""
@@ -593,7 +619,8 @@ def serve(args, password: str, port_map: dict[str, str]) -> int:
     """Run the emulated EOS switch for ``python -m harmless.lab.fakeswitch --vendor eos`` until SIGTERM.
 
     eAPI over plain HTTP on ``--listen-host:--listen-port`` (NAPALM ``optional_args={"transport": "http"}``);
-    startup config, OVS sync, ``--reject``, status and pid files as for the IOS lab switch; ``--drop-after``
+    startup config, OVS sync (:func:`desired_ovs_ports`: dot1q-tunnel ports get the trunk's S-tag TPID),
+    ``--reject``, status and pid files as for the IOS lab switch; ``--drop-after``
     drops the reply to the first request that ran a matching command (a session lost mid-commit). The
     operational link state of mapped ports follows their OVS interfaces (``link_state``), so pulling a lab
     host's cable shows up in ``show interfaces``.
@@ -632,6 +659,8 @@ def serve(args, password: str, port_map: dict[str, str]) -> int:
             fs._write_json(args.status_file, status)
 
         sync = fs.OvsSync(sc, port_map, args.ovs_db, on_change=on_change)
+        sync.pending = lambda: {p: st for p, st in desired_ovs_ports(sc, port_map).items()
+                                if sync.applied.get(p) != st}
         by_ovs = {v: k for k, v in port_map.items()}
         busy = {"link": False}
 

@@ -99,6 +99,8 @@ def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl") -> l
         trunks = ",".join(str(v) for v in st["trunks"]) if st["trunks"] else "[]"
         argv += ["--", "set", "Port", name, f"vlan_mode={st['vlan_mode']}", f"tag={st['tag']}",
                  f"trunks={trunks}"]
+        if "qinq_ethtype" in st:                          # dot1q-tunnel outer TPID (802.1q or 802.1ad)
+            argv.append(f"other_config:qinq-ethtype={st['qinq_ethtype']}")
     return argv
 
 

@@ -153,3 +153,18 @@ def test_device_message_and_redaction():
     assert device_message("\n  boom \n") == "boom" and device_message("") == ""
     d = EosDriver("h", 443, "admin", "S3cret!", optional_args={"enable_password": "En4ble"})
     assert d._redact("pw S3cret! en En4ble") == "pw *** en ***" and "S3cret" not in repr(d)
+
+
+def test_lab_eos_data_plane_mirrors_dot1q_tunnel_and_trunk_tpid():
+    sw = eos_ext.EosSwitch(eos_ext.new_configuration("sw"), schedule=None)
+    assert eos_ext.apply_startup(sw, render_config(QINQ_ACCESS, [TrunkChange("Ethernet25", (107, 108, 110))])) == []
+    pm = {"Ethernet7": "et7", "Ethernet8": "et8", "Ethernet25": "et25"}
+    want = eos_ext.desired_ovs_ports(sw.sc, pm)
+    assert want["et7"] == {"vlan_mode": "access", "tag": 107, "trunks": []}
+    assert want["et8"] == {"vlan_mode": "dot1q-tunnel", "tag": 108, "trunks": [], "qinq_ethtype": "802.1q"}
+    assert want["et25"] == {"vlan_mode": "native-untagged", "tag": 1, "trunks": [107, 108, 110]}
+    assert eos_ext.apply_startup(sw, "interface Ethernet25\n   switchport dot1q ethertype 0x88a8\n") == []
+    assert eos_ext.desired_ovs_ports(sw.sc, pm)["et8"]["qinq_ethtype"] == "802.1ad"
+    from harmless.lab.fakeswitch import vsctl_argv
+    argv = vsctl_argv("unix:/x", {"et8": eos_ext.desired_ovs_ports(sw.sc, pm)["et8"]})
+    assert argv[-5:] == ["et8", "vlan_mode=dot1q-tunnel", "tag=108", "trunks=[]", "other_config:qinq-ethtype=802.1ad"]
