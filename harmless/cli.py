@@ -282,9 +282,11 @@ def lab():
 @click.option("--server-netns", default=None,
               help="put the server end of the trunk in this network namespace (HARMLESS's OVS then runs there)")
 @click.option("--reject", multiple=True, hidden=True, help="(tests) config lines the device rejects, as regexes")
+@click.option("--vendor", type=click.Choice(["ios", "eos"]), default="ios", show_default=True,
+              help="emulated switch OS: ios (Cisco, SSH on --ssh-port) or eos (Arista, eAPI over HTTP on --ssh-port)")
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
-def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, reject, as_json):
+def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, reject, vendor, as_json):
     """Start the lab: emulated switch sw1, its data plane, hosts on its access ports, trunk to this server."""
     _need_root()
     from harmless.errors import InputError
@@ -294,7 +296,7 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, r
     except ValueError:
         raise InputError("--hosts", f"{hosts!r} is not a comma-separated list of port numbers", "e.g. 7,8,10")
     info = topology.lab_up(topology.LabSpec(name=name, ssh_port=ssh_port, hosts=host_ports, reject=tuple(reject),
-                                            server_netns=server_netns),
+                                            server_netns=server_netns, vendor=vendor),
                            _progress(as_json))
     if inventory_out:
         import yaml
@@ -303,8 +305,8 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, r
     if as_json:
         click.echo(json.dumps(info))
         return
-    out.print(f"[green]lab {name} is up[/green]: emulated Cisco IOS switch sw1 on ssh 127.0.0.1:{ssh_port} "
-              f"(user admin, password in {info['password_file']})")
+    out.print(f"[green]lab {name} is up[/green]: emulated switch sw1 ({topology.VENDORS[vendor]['model']}) on "
+              f"127.0.0.1:{ssh_port} (user admin, password in {info['password_file']})")
     for n, h in info["hosts"].items():
         out.print(f"  host {h['netns']}: {h['ip']} on {h['interface']} (VLAN 100)")
     out.print(f"  trunk {info['trunk_port']} is cabled to {info['trunk_interface']} on this server")

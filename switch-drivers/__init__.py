@@ -8,6 +8,8 @@ import importlib
 
 DRIVERS: dict[str, str] = {
     "ios": "harmless.switch_drivers.ios.driver:IosDriver",
+    "eos": "harmless.switch_drivers.eos.driver:EosDriver",
+    "junos": "harmless.switch_drivers.junos.driver:JunosDriver",
 }
 
 

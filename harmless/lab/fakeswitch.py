@@ -1,5 +1,5 @@
 """The lab's legacy switch: one emulated Cisco IOS switch (management plane) driving an OVS bridge
-(data plane).
+(data plane); with ``--vendor eos`` an emulated Arista EOS switch instead (:mod:`harmless.lab.eos_ext`).
 
 Run as ``python -m harmless.lab.fakeswitch --hostname sw1 --listen-port 2201 --username admin
 --password-file F [--startup-config F] [--ovs-db unix:SOCK --bridge br-legacy --port-map JSON]
@@ -99,6 +99,8 @@ def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl") -> l
         trunks = ",".join(str(v) for v in st["trunks"]) if st["trunks"] else "[]"
         argv += ["--", "set", "Port", name, f"vlan_mode={st['vlan_mode']}", f"tag={st['tag']}",
                  f"trunks={trunks}"]
+        if "qinq_ethtype" in st:                          # dot1q-tunnel outer TPID (802.1q or 802.1ad)
+            argv.append(f"other_config:qinq-ethtype={st['qinq_ethtype']}")
     return argv
 
 
@@ -222,7 +224,11 @@ class _Redact(logging.Filter):
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m harmless.lab.fakeswitch``."""
     p = argparse.ArgumentParser(prog="python -m harmless.lab.fakeswitch",
-                                description="One emulated Cisco IOS switch (SSH on loopback) driving an OVS bridge.")
+                                description="One emulated Cisco IOS switch (SSH on loopback) or Arista EOS switch "
+                                            "(eAPI over HTTP on loopback) driving an OVS bridge.")
+    p.add_argument("--vendor", choices=("ios", "eos"), default="ios",
+                   help="ios: Cisco 2960 over SSH (NAPALM ios); eos: Arista over eAPI/HTTP (NAPALM eos, "
+                        "transport http), see harmless.lab.eos_ext")
     p.add_argument("--hostname", default="sw1")
     p.add_argument("--listen-host", default="127.0.0.1")
     p.add_argument("--listen-port", type=int, required=True)
@@ -236,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sync-interval", type=float, default=0.3)
     p.add_argument("--reject", action="append", default=[], metavar="REGEX",
                    help="test-only fault injection: reject config lines matching REGEX (repeatable)")
+    p.add_argument("--drop-after", metavar="REGEX",
+                   help="test-only fault injection (eos): drop the reply to the first request that ran a "
+                        "command matching REGEX (a session lost mid-commit)")
     p.add_argument("--log-file", type=Path)
     p.add_argument("--pid-file", type=Path)
     p.add_argument("--status-file", type=Path, help="JSON status (listening port, OVS sync state)")
@@ -278,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     # fake-switches logs every received line at DEBUG (the enable secret included): never below INFO,
     # and WARNING unless -v.
     logging.getLogger("fake_switches").setLevel(logging.INFO if args.verbose else logging.WARNING)
+    if args.vendor == "eos":
+        from harmless.lab import eos_ext
+
+        return eos_ext.serve(args, password, port_map)
 
     from fake_switches import switch_factory
     from fake_switches.command_processing.piping_processor_base import NotPipingProcessor

@@ -37,6 +37,19 @@ LAB_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,5}$")      # hl-<name>-trunk must fi
 SUBNET = "198.18.0"
 BRIDGE = "br-legacy"
 MODEL = "cisco_2960_24TT_L"                             # FastEthernet0/1-24, GigabitEthernet0/1-2
+#: per lab vendor: NAPALM driver, host port name pattern, default trunk port, NAPALM optional_args, model
+VENDORS = {
+    "ios": {"driver": "ios", "access": "FastEthernet0/{n}", "trunk": "GigabitEthernet0/1",
+            "optional_args": {"inline_transfer": True, "dest_file_system": "flash:"},
+            "model": "Cisco IOS (fake-switches cisco_2960_24TT_L) over SSH"},
+    "eos": {"driver": "eos", "access": "Ethernet{n}", "trunk": "Ethernet25", "optional_args": {"transport": "http"},
+            "model": "Arista EOS (harmless.lab.eos_ext) over eAPI/HTTP"},
+}
+
+
+def access_iface(vendor: str, n: int) -> str:
+    """Name of host port ``n`` on a lab switch of ``vendor`` (``FastEthernet0/7``, ``Ethernet7``)."""
+    return VENDORS[vendor]["access"].format(n=n)
 
 
 @dataclass(frozen=True)
@@ -57,21 +70,29 @@ class LabSpec:
         uplinks: ``(port, peer)`` pairs: FastEthernet0/<port> gets a cable without a host. ``peer`` empty: the far
             end is left in this namespace as ``hl-<name>-u<port>`` (for another lab to take); ``peer`` = such an
             interface of another lab: that cable end becomes this port (the two legacy switches are cabled).
+        vendor: emulated switch OS, a key of :data:`VENDORS` (``ios``: SSH on ``ssh_port``; ``eos``: eAPI over
+            HTTP on ``ssh_port``). ``trunk_port`` None = the vendor's default.
     """
 
     name: str = "lab"
     ssh_port: int = 2201
     hosts: tuple[int, ...] = (7, 8, 10)
-    trunk_port: str = "GigabitEthernet0/1"
+    trunk_port: str | None = None
     reject: tuple[str, ...] = ()
     server_netns: str | None = None
     more_trunks: tuple[str, ...] = ()
     host_base: int = 0
     uplinks: tuple[tuple[int, str], ...] = ()
+    vendor: str = "ios"
+
+    @property
+    def trunk(self) -> str:
+        """The (first) trunk port (``trunk_port`` or the vendor's default)."""
+        return self.trunk_port or VENDORS[self.vendor]["trunk"]
 
     @property
     def trunk_ports(self) -> tuple[str, ...]:
-        return (self.trunk_port, *self.more_trunks)
+        return (self.trunk, *self.more_trunks)
 
 
 def lab_dir(name: str) -> Path:
@@ -111,10 +132,12 @@ def host_mac(port: int, base: int = 0) -> str:
 
 
 def startup_config(spec: LabSpec) -> str:
-    """The emulated device's config at lab start (IOS syntax)."""
-    lines = ["vlan 100", " name users", "vlan 101", " name printers"]
+    """The emulated device's config at lab start (IOS or EOS syntax): VLANs 100/101, host ports access 100."""
+    ind = "   " if spec.vendor == "eos" else " "
+    lines = ["vlan 100", f"{ind}name users", "vlan 101", f"{ind}name printers"]
     for n in spec.hosts:
-        lines += [f"interface FastEthernet0/{n}", " switchport mode access", " switchport access vlan 100"]
+        lines += [f"interface {access_iface(spec.vendor, n)}", f"{ind}switchport mode access",
+                  f"{ind}switchport access vlan 100"]
     return "\n".join(lines) + "\n"
 
 
@@ -154,6 +177,8 @@ def lab_up(spec: LabSpec = LabSpec(), progress=lambda m: None) -> dict:
         InputError: bad name/ports, lab already up, SSH port in use.
         HarmlessError: a step failed (everything built so far is torn down).
     """
+    if spec.vendor not in VENDORS:
+        raise InputError("--vendor", f"lab vendor {spec.vendor!r} is not one of {', '.join(VENDORS)}", "e.g. ios")
     if not LAB_NAME_RE.match(spec.name):
         raise InputError("--name", f"lab name {spec.name!r} is not 1-6 lowercase letters/digits", "e.g. --name lab")
     if not spec.hosts or any(not 1 <= h <= 24 for h in spec.hosts) or len(set(spec.hosts)) != len(spec.hosts):
@@ -182,7 +207,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     _ip("-n", sw_ns, "link", "set", "lo", "up")
     port_map = {}
     for n in spec.hosts:
-        h_ns, iface = ns_host(spec.name, n), f"FastEthernet0/{n}"
+        h_ns, iface = ns_host(spec.name, n), access_iface(spec.vendor, n)
         port_map[iface] = ovs_port(iface)
         _ip("netns", "add", h_ns)
         _nsexec(h_ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
@@ -194,7 +219,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
             _ip("-n", ns, "link", "set", dev, "up")
         _nsexec(h_ns, "ethtool", "-K", "eth0", "tx", "off")   # userspace datapath: no partial checksums
     for port, peer in spec.uplinks:
-        iface = f"FastEthernet0/{port}"
+        iface = access_iface(spec.vendor, port)
         port_map[iface] = ovs_port(iface)
         if peer:      # take the other lab's cable end
             _ip("link", "set", peer, "netns", sw_ns)
@@ -233,13 +258,13 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
         args += ["--", "--may-exist", "add-port", BRIDGE, p, "--", "set", "Port", p, "tag=1", "vlan_mode=access"]
     ovs.vsctl(*args)
 
-    progress(f"starting the emulated Cisco IOS switch on 127.0.0.1:{spec.ssh_port}")
+    progress(f"starting the emulated switch ({VENDORS[spec.vendor]['model']}) on 127.0.0.1:{spec.ssh_port}")
     pw = d / "password"
     fd = os.open(pw, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(secrets.token_urlsafe(12))
     (d / "startup.cfg").write_text(startup_config(spec))
-    argv = [sys.executable, "-m", "harmless.lab.fakeswitch", "--hostname", "sw1", "--listen-port", str(spec.ssh_port),
+    argv = [sys.executable, "-m", "harmless.lab.fakeswitch", "--vendor", spec.vendor, "--hostname", "sw1", "--listen-port", str(spec.ssh_port),
             "--username", "admin", "--password-file", str(pw), "--startup-config", str(d / "startup.cfg"),
             "--ovs-db", ovs.db, "--bridge", BRIDGE, "--port-map", json.dumps(port_map), "--sync-interval", "0.3",
             "--log-file", str(d / "fakeswitch.log"), "--pid-file", str(d / "fakeswitch.pid")]
@@ -252,7 +277,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     if not _wait_tcp(spec.ssh_port, 30):
         raise HarmlessError("lab", "the emulated switch did not start", f"see {d / 'fakeswitch.out'}")
     # the data plane follows the device: wait until the startup VLANs are mirrored
-    first = port_map[f"FastEthernet0/{spec.hosts[0]}"]
+    first = port_map[access_iface(spec.vendor, spec.hosts[0])]
     end = time.monotonic() + 20
     while ovs.vsctl("get", "Port", first, "tag").strip() != "100":
         if time.monotonic() > end:
@@ -260,11 +285,11 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
                                 f"see {d / 'fakeswitch.log'}")
         time.sleep(0.2)
     info = {
-        "name": spec.name, "ssh_port": spec.ssh_port, "username": "admin", "password_file": str(pw),
-        "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE, "trunk_port": spec.trunk_port,
-        "trunk_interface": trunks[0]["interface"], "trunks": trunks, "server_netns": srv, "port_map": port_map,
-        "uplinks": {str(p): (peer or uplink_iface(spec.name, p)) for p, peer in spec.uplinks},
-        "hosts": {str(n): {"interface": f"FastEthernet0/{n}", "netns": ns_host(spec.name, n),
+        "name": spec.name, "vendor": spec.vendor, "ssh_port": spec.ssh_port, "username": "admin",
+        "password_file": str(pw), "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE,
+        "trunk_port": spec.trunk, "trunk_interface": trunks[0]["interface"], "trunks": trunks, "server_netns": srv,
+        "port_map": port_map, "uplinks": {str(p): (peer or uplink_iface(spec.name, p)) for p, peer in spec.uplinks},
+        "hosts": {str(n): {"interface": access_iface(spec.vendor, n), "netns": ns_host(spec.name, n),
                            "ip": host_ip(n, spec.host_base), "mac": host_mac(n, spec.host_base)} for n in spec.hosts},
     }
     (d / "lab.json").write_text(json.dumps(info, indent=2))
@@ -313,9 +338,9 @@ def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", o
     return {
         "server": server,
         "switches": [{
-            "name": "sw1", "driver": "ios", "host": "127.0.0.1", "port": info["ssh_port"],
-            "username": info["username"], "password_file": info["password_file"],
-            "optional_args": {"inline_transfer": True, "dest_file_system": "flash:"},
+            "name": "sw1", "driver": VENDORS[info.get("vendor", "ios")]["driver"], "host": "127.0.0.1",
+            "port": info["ssh_port"], "username": info["username"], "password_file": info["password_file"],
+            "optional_args": dict(VENDORS[info.get("vendor", "ios")]["optional_args"]),
             "trunks": [{"switch_port": t["switch_port"], "server_interface": t["interface"], "type": "system"}
                        for t in info.get("trunks") or [{"switch_port": info["trunk_port"],
                                                         "interface": info["trunk_interface"]}]],

@@ -44,7 +44,7 @@ class Lab:
         return lab.lab_ovs(self.info)
 
 
-def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, controller_env=None):
+def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, vendor="ios", controller_env=None):
     require_root_ovs()
     if importlib.util.find_spec("fake_switches") is None:
         pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
@@ -55,11 +55,11 @@ def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, controll
     ctl = None
     try:
         info = lab.lab_up(lab.LabSpec(name=name, ssh_port=free_port(), hosts=hosts, reject=reject,
-                                      server_netns=f"hl-{name}-srv"))
+                                      server_netns=f"hl-{name}-srv", vendor=vendor))
         ctl = start_controller(6653, state / "controller.log", netns=info["server_netns"], env=controller_env)
         inv = lab.inventory(info, ["tcp:127.0.0.1:6653"])
         if ports is not None:
-            inv["switches"][0]["access_ports"] = [f"FastEthernet0/{n}" for n in ports]
+            inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in ports]
         p = state / "inventory.yaml"
         p.write_text(yaml.safe_dump(inv, sort_keys=False))
         yield Lab(info, p, state)
@@ -90,5 +90,5 @@ def lab_reject(tmp_path_factory):
 
 
 def lab_vendor_b() -> dict:
-    """LabSpec arguments for the second switch of two-switch labs: another vendor when the lab has one."""
-    return {}
+    """LabSpec arguments for the second switch of two-switch labs: another vendor (Arista EOS over eAPI)."""
+    return {"vendor": "eos"}

@@ -1,4 +1,5 @@
-"""Two legacy switches and three trunks on one server, the switches cabled to each other.
+"""Two legacy switches of different vendors (Cisco IOS, Arista EOS) and three trunks on one server, the switches
+cabled to each other.
 
 sw1 has two trunks (Gi0/1 carries its port 7 and the inter-switch port 24, Gi0/2 carries port 8); sw2 has one.
 Each switch gets its own br-of (own datapath id) under one controller. Hosts on every migrated port reach each other:
@@ -41,7 +42,7 @@ def two(tmp_path_factory):
                                 "FastEthernet0/24"])
         s2 = lab.inventory(b, ["tcp:127.0.0.1:6653"])["switches"][0]
         s2.update(name="sw2", datapath_id="0x0000000000000002",
-                  access_ports=[*s2["access_ports"], s2["access_ports"][0].rsplit("/", 1)[0] + "/24"])
+                  access_ports=[*s2["access_ports"], lab.access_iface(b["vendor"], 24)])
         inv = {"server": {"datapath": "netdev", "ovs": "private", "netns": srv}, "switches": [s1, s2]}
         p = state / "two.yaml"
         p.write_text(yaml.safe_dump(inv, sort_keys=False))

@@ -15,7 +15,7 @@ def test_examples_lab_yaml_matches_the_default_lab(monkeypatch):
     spec = lab.LabSpec()
     info = {"ssh_port": spec.ssh_port, "username": "admin",
             "password_file": str(Path("/var/lib/harmless") / "labs" / spec.name / "password"),
-            "trunk_port": spec.trunk_port, "trunk_interface": lab.trunk_iface(spec.name),
+            "trunk_port": spec.trunk, "trunk_interface": lab.trunk_iface(spec.name),
             "hosts": {str(n): {"interface": f"FastEthernet0/{n}"} for n in spec.hosts}}
     generated = parse_inventory(yaml.safe_dump(lab.inventory(info, ["tcp:127.0.0.1:6653"])))
     assert ex == generated

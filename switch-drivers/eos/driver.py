@@ -1,0 +1,114 @@
+"""Arista EOS driver: NAPALM ``eos`` (eAPI) + a jinja2 template + running-config parsing.
+
+Every change goes through an EOS configuration session: NAPALM loads the candidate into ``configure session
+napalm_N`` (a rejected line aborts the session, the running config is never touched), diffs it with ``show
+session-config named N diffs`` and commits it atomically. Commit-confirm is ``configure session N commit timer
+hh:mm:ss``: EOS reverts by itself unless the session is committed again in time. Restore is a replace through a
+session (``rollback clean-config`` + the saved text), which re-establishes the text exactly.
+
+Typical use::
+
+    with EosDriver("10.0.0.3", 443, "admin", password) as dev:          # eAPI over HTTPS
+        diff = dev.apply(dev.render(access, trunks), revert_in=120)      # exact original config or CommitError
+        dev.confirm()
+        ...
+        dev.restore(saved)                                               # `harmless down`
+
+Lab / non-default transport: ``optional_args={"transport": "http"}`` (pyeapi transports: https, http, ...).
+
+NAPALM caveat handled here: after a session was lost mid-commit NAPALM still holds the old session name, and
+EOS refuses to reopen a committed session; :meth:`EosDriver.restore` and :meth:`EosDriver.discard` start from a
+fresh session name.
+"""
+from __future__ import annotations
+
+import re
+
+from harmless.switch_drivers.base import AccessPortChange, Capabilities, PortVlanState, TrunkChange
+from harmless.switch_drivers.eos import parse
+from harmless.switch_drivers.eos.render import STAG_TPIDS, render_config
+from harmless.switch_drivers.napalm_glue import NapalmDriver
+
+_EAPI_ERROR = re.compile(r"CLI command \d+ of \d+ '([^']*)' failed: ([^\[\]\n]+?)\s*(?:\[|$)", re.M)
+
+
+def device_message(text: str) -> str:
+    """The rejected command and EOS's reason from a pyeapi/NAPALM error, on one line.
+
+    Args:
+        text: exception text, e.g. ``"Error [1002]: CLI command 7 of 12 'switchport access vlan 110' failed:
+            invalid command [Invalid input]"``.
+
+    Returns:
+        ``"switchport access vlan 110: invalid command"``; the first non-empty line when the text has no
+        eAPI error; ``""`` for empty text.
+    """
+    m = _EAPI_ERROR.search(text)
+    if m:
+        return f"{m.group(1)}: {m.group(2).strip()}"
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0] if lines else ""
+
+
+class EosDriver(NapalmDriver):
+    """One Arista EOS switch over eAPI (NAPALM ``eos``).
+
+    Args:
+        host, port, username, password, timeout: see :class:`SwitchDriver` (``port``: the eAPI port,
+            443 for HTTPS by default on EOS).
+        optional_args: NAPALM ``optional_args`` merged over ``{"port": port}`` (e.g. ``transport``,
+            ``enable_password``).
+
+    Capabilities: commit-confirm (EOS >= 4.23 config sessions with commit timer, the minimum NAPALM
+    accepts), replace, QinQ (``switchport mode dot1q-tunnel``) with S-tag TPID 0x8100 or 0x88a8
+    (``switchport dot1q ethertype``), LAG (``Port-Channel`` trunks), link state (``show interfaces``).
+    """
+
+    name = "eos"
+    napalm_name = "eos"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Static: everything this driver declares is available on every EOS NAPALM supports (>= 4.23)."""
+        return Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=STAG_TPIDS,
+                            link_state=True)
+
+    def device_message(self, text: str) -> str:
+        return device_message(text)
+
+    def parse_ports(self, config_text: str) -> dict[str, PortVlanState]:
+        return parse.parse_port_states(config_text)
+
+    def parse_vlans(self, config_text: str) -> dict[int, str]:
+        return parse.parse_vlans(config_text)
+
+    def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+        """Render ``templates/harmless.j2`` (pure; see :func:`render.render_config`)."""
+        return render_config(access, trunks)
+
+    def _fresh_session(self) -> None:
+        """Forget NAPALM's session name unless it holds a loaded, uncommitted candidate or a pending timer."""
+        dev = self._dev()
+        name = getattr(dev, "config_session", None)
+        if not name:
+            return
+        try:
+            sessions = dev.device.run_commands(["show configuration sessions"])[0]["sessions"]
+        except Exception:  # noqa: BLE001 - the next call reports the real error
+            return
+        state = sessions.get(name, {}).get("state", "")
+        if state not in ("pending", "pendingCommitTimer"):
+            dev.config_session = None
+
+    def discard(self) -> None:
+        """Abort the loaded session (if any)."""
+        self._fresh_session()
+        super().discard()
+
+    def restore(self, saved_config: str) -> str:
+        """Replace the running config with ``saved_config`` through a new configuration session."""
+        self._fresh_session()
+        return super().restore(saved_config)
+
+
+__all__ = ["EosDriver", "device_message"]

@@ -1,0 +1,141 @@
+"""Juniper Junos driver: NAPALM ``junos`` (PyEZ over NETCONF) + a jinja2 ``set`` template + config parsing.
+
+The candidate is a list of ``set``/``delete`` commands (NAPALM loads them as ``load set``, a merge), each
+migrated port's ``family ethernet-switching`` deleted first so no stale VLAN member survives. The VLAN
+syntax follows the device: ELS (``interface-mode``) or the older non-ELS ``ethernet-switching``
+(``port-mode``), detected from the running configuration and the model (:func:`parse.detect_syntax`) or
+forced with ``optional_args={"junos_vlan_syntax": "els" | "legacy"}``.
+
+Commit-confirm is ``commit confirmed N`` (whole minutes: NAPALM requires ``revert_in`` to be a multiple of 60,
+so it is rounded up) followed by ``commit`` to confirm; Junos rolls back by itself when N minutes pass.
+Restore is ``load override`` of the saved text (NAPALM ``load_replace_candidate``).
+
+The running config Junos prints starts with a ``## Last commit: <time> by <user>`` comment that changes with
+every commit; :meth:`JunosDriver.running_config` drops these volatile comment lines, so "restored exactly"
+compares the configuration itself.
+"""
+from __future__ import annotations
+
+import logging
+import re
+
+from harmless.errors import DeviceError
+from harmless.switch_drivers.base import AccessPortChange, Capabilities, PortVlanState, TrunkChange
+from harmless.switch_drivers.junos import parse
+from harmless.switch_drivers.junos.render import MODE_KEYWORD, render_config
+from harmless.switch_drivers.napalm_glue import NapalmDriver
+
+log = logging.getLogger(__name__)
+_VOLATILE = re.compile(r"^## Last (commit|changed):")
+
+
+def device_message(text: str) -> str:
+    """The Junos error(s) from a PyEZ/NAPALM exception text, on one line.
+
+    Junos RPC errors carry ``edit_path``/``bad_element``/``message`` (NAPALM raises them as the list of dicts
+    of PyEZ's ``ConfigLoadError.errs``); this keeps ``"<edit path> <bad element>: <message>"`` for at most three
+    errors, or the first non-empty line.
+
+    Example: ``"[{'edit_path': '[edit vlans]', 'bad_element': 'hl110', 'message': 'syntax error'}]"`` →
+    ``"[edit vlans] hl110: syntax error"``.
+    """
+    found = []
+    for chunk in re.findall(r"\{[^{}]*\}", text):
+        msg = re.search(r"'message':\s*'([^']*)'", chunk)
+        if not msg:
+            continue
+        el = re.search(r"'bad_element':\s*'([^']*)'", chunk)
+        path = re.search(r"'edit_path':\s*'([^']*)'", chunk)
+        where = " ".join(x.group(1).strip() for x in (path, el) if x)
+        found.append(f"{where}: {msg.group(1).strip()}" if where else msg.group(1).strip())
+    if found:
+        return "; ".join(found[:3])
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0] if lines else ""
+
+
+class JunosDriver(NapalmDriver):
+    """One Juniper EX/QFX switch over NETCONF (NAPALM ``junos``).
+
+    Args:
+        host, port, username, password, timeout: see :class:`SwitchDriver` (``port``: NETCONF over SSH, 830 or 22).
+        optional_args: NAPALM ``optional_args`` merged over ``{"port": port, "ignore_warning": ["statement not
+            found"]}``; ``junos_vlan_syntax`` (``els``/``legacy``) is ours and not passed to NAPALM.
+
+    Capabilities: commit-confirm, replace, LAG (``ae`` trunks), link state. QinQ is declared unsupported
+    (see :data:`render.QINQ_UNSUPPORTED`), so the planner refuses QinQ ports before touching the device.
+    """
+
+    name = "junos"
+    napalm_name = "junos"
+
+    def __init__(self, host: str, port: int, username: str, password: str,
+                 optional_args: dict | None = None, timeout: int = 60):
+        args = dict(optional_args or {})
+        forced = args.pop("junos_vlan_syntax", None)
+        if forced is not None and forced not in MODE_KEYWORD:
+            raise ValueError(f"optional_args.junos_vlan_syntax must be one of {sorted(MODE_KEYWORD)}, not {forced!r}")
+        super().__init__(host, port, username, password, args, timeout)
+        #: ``"els"`` or ``"legacy"``; None until detected (facts/render) unless forced
+        self.vlan_syntax: str | None = forced
+        self._model = ""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Static: commit confirmed, load override, ae LAG trunks, interface state; no QinQ."""
+        return Capabilities(commit_confirm=True, replace=True, qinq=False, lag=True, stag_tpids=(), link_state=True)
+
+    def _napalm_optional_args(self) -> dict:
+        args: dict = {"port": self.port, "ignore_warning": ["statement not found"]}
+        args.update(self.optional_args)
+        return args
+
+    def device_message(self, text: str) -> str:
+        return device_message(text)
+
+    def parse_ports(self, config_text: str) -> dict[str, PortVlanState]:
+        return parse.parse_port_states(config_text)
+
+    def parse_vlans(self, config_text: str) -> dict[int, str]:
+        return parse.parse_vlans(config_text)
+
+    def running_config(self) -> str:
+        """The running configuration (curly text) without the volatile ``## Last commit/changed`` lines."""
+        text = super().running_config()
+        return "".join(ln for ln in text.splitlines(keepends=True) if not _VOLATILE.match(ln))
+
+    def facts(self):
+        """See :meth:`NapalmDriver.facts`; also detects the VLAN syntax (unless forced)."""
+        f = super().facts()
+        self._model = f.model
+        if self.vlan_syntax is None:
+            self.vlan_syntax = parse.detect_syntax(self._facts_config or "", f.model)
+            log.info("junos %s: %s (%s VLAN syntax)", self.where, f.model, self.vlan_syntax)
+        return f
+
+    def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+        """Render ``templates/harmless.j2`` in the device's VLAN syntax (detected on first use; see module doc),
+        deleting the non-ELS VLAN-side memberships of migrated ports found by the last :meth:`facts`.
+
+        Raises:
+            DeviceError: the syntax is not known yet and the device is not connected.
+            ValueError: bad input (see :func:`render.render_config`).
+        """
+        if self.vlan_syntax is None:
+            if self._device is None:
+                raise DeviceError(self.where, "the Junos VLAN syntax (ELS or non-ELS) is not known yet",
+                                  "open() the driver first or set optional_args.junos_vlan_syntax")
+            self.facts()
+        side = parse.vlan_side_members(self._facts_config) if self._facts_config else {}
+        return render_config(access, trunks, syntax=self.vlan_syntax, vlan_side=side)
+
+    def commit(self, revert_in: int | None = None) -> None:
+        """Commit; with ``revert_in`` as ``commit confirmed`` in whole minutes (rounded up, at least 1)."""
+        if revert_in is not None and revert_in % 60:
+            rounded = max(60, -(-revert_in // 60) * 60)
+            log.info("junos %s: commit confirmed needs whole minutes: %d s -> %d s", self.where, revert_in, rounded)
+            revert_in = rounded
+        super().commit(revert_in)
+
+
+__all__ = ["JunosDriver", "device_message"]

@@ -1,0 +1,89 @@
+"""Render the HARMLESS tagging config for Junos from ``templates/harmless.j2`` (pure; ELS or non-ELS syntax)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jinja2
+
+from harmless.switch_drivers.base import AccessPortChange, TrunkChange
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)), trim_blocks=True,
+                          lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                          autoescape=False)
+#: Junos VLAN names: a letter, then letters, digits, ``-``, ``_``, ``.`` (at most 64 characters)
+_VLAN_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{0,63}$")
+_INTERFACE = re.compile(r"^((ge|xe|et|mge|fe)-\d+/\d+/\d+|ae\d+)$")
+#: syntax name -> the statement that sets a port's 802.1Q mode
+MODE_KEYWORD = {"els": "interface-mode", "legacy": "port-mode"}
+QINQ_UNSUPPORTED = ("Junos QinQ is not supported by this driver: it needs platform-specific units "
+                    "(ELS: flexible-vlan-tagging, encapsulation extended-vlan-bridge, input-vlan-map push; "
+                    "non-ELS: vlans dot1q-tunneling) that are neither rendered nor tested")
+
+
+def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syntax: str = "els",
+                  vlan_side: dict[str, list[str]] | None = None) -> str:
+    """Render the ``set``/``delete`` candidate that makes each access port its own VLAN and trunks carry them.
+
+    Args:
+        access: access-port changes; VIDs 1..4094, VLAN names per Junos rules (a letter first, 1-64 chars of
+            ``[A-Za-z0-9_.-]``); ``qinq`` is refused (see :data:`QINQ_UNSUPPORTED`).
+        trunks: trunk changes; each carries exactly its ``vids`` (trunk-only VIDs get VLANs named ``vlan<VID>``);
+            ``stag_tpid`` is irrelevant without QinQ and ignored.
+        syntax: ``"els"`` (``interface-mode``; EX2300/3400/4300, QFX, ...) or ``"legacy"`` (``port-mode``;
+            non-ELS EX2200/3300/4200, ...).
+        vlan_side: non-ELS VLAN-side memberships the device has today, ``{interface: [VLAN names]}`` (from
+            ``vlans NAME interface IF.0``, see :func:`parse.vlan_side_members`); for migrated ports they are
+            deleted too, else the port would stay in its old VLAN as well.
+
+    Returns:
+        ``set vlans`` lines (sorted by VID), then per access port and per trunk a ``delete`` of its
+        ``family ethernet-switching`` (and of its VLAN-side memberships) followed by the ``set`` lines.
+        Same input → same text.
+
+    Raises:
+        ValueError: bad VID, VLAN name, interface name or syntax; QinQ requested; one VID given two names;
+            one interface changed twice.
+    """
+    if syntax not in MODE_KEYWORD:
+        raise ValueError(f"Junos VLAN syntax {syntax!r} is not one of {sorted(MODE_KEYWORD)}")
+    vlans: dict[int, str] = {}
+    seen: set[str] = set()
+
+    def check(vid: int, interface: str) -> None:
+        if not isinstance(vid, int) or isinstance(vid, bool) or not 1 <= vid <= 4094:
+            raise ValueError(f"{interface}: VLAN id {vid!r} is outside 1..4094")
+        if not _INTERFACE.match(interface or ""):
+            raise ValueError(f"interface name {interface!r} is not a Junos switch port (e.g. ge-0/0/7, xe-0/0/1, ae0)")
+        if interface in seen:
+            raise ValueError(f"interface {interface} is changed twice")
+        seen.add(interface)
+
+    for a in access:
+        check(a.vid, a.interface)
+        if a.qinq:
+            raise ValueError(f"{a.interface}: {QINQ_UNSUPPORTED}")
+        if not _VLAN_NAME.match(a.vlan_name or ""):
+            raise ValueError(f"{a.interface}: VLAN name {a.vlan_name!r} must start with a letter and be 1-64 chars "
+                             "of [A-Za-z0-9_.-]")
+        if vlans.get(a.vid, a.vlan_name) != a.vlan_name:
+            raise ValueError(f"VLAN {a.vid} is given two names: {vlans[a.vid]!r} and {a.vlan_name!r}")
+        if a.vlan_name in vlans.values() and vlans.get(a.vid) != a.vlan_name:
+            raise ValueError(f"VLAN name {a.vlan_name!r} is given to two VIDs")
+        vlans[a.vid] = a.vlan_name
+    rows = []
+    for t in trunks:
+        for vid in t.vids:
+            if not isinstance(vid, int) or isinstance(vid, bool) or not 1 <= vid <= 4094:
+                raise ValueError(f"{t.interface}: VLAN id {vid!r} is outside 1..4094")
+        check(min(t.vids, default=1), t.interface)
+        for vid in t.vids:
+            vlans.setdefault(vid, f"vlan{vid}")
+        rows.append((t.interface, [vlans[v] for v in sorted(set(t.vids))]))
+    side = vlan_side or {}
+    stale = [(name, ifname) for ifname in [a.interface for a in access] + [t.interface for t in trunks]
+             for name in sorted(side.get(ifname, ()))]
+    return _ENV.get_template("harmless.j2").render(mode_kw=MODE_KEYWORD[syntax], vlans=sorted(vlans.items()),
+                                                   access=[(a.interface, a.vlan_name) for a in access], trunks=rows,
+                                                   stale=stale)

@@ -1,0 +1,232 @@
+"""NAPALM glue shared by the EOS and Junos drivers (one place for sessions, secrets and error mapping).
+
+:class:`NapalmDriver` implements every :class:`~harmless.switch_drivers.base.SwitchDriver` device method with
+the NAPALM candidate workflow; a vendor sub-class sets :attr:`NapalmDriver.napalm_name`, renders its own
+template, parses its own config text into per-port state (NAPALM has no getter for it) and summarises its
+device's error text (:meth:`NapalmDriver.device_message`).
+
+Secrets: the password (and any ``secret`` in ``optional_args``) never reaches a log line, an exception text or
+``repr``; every message that comes from NAPALM, pyeapi, PyEZ, ncclient or paramiko goes through
+:meth:`NapalmDriver._redact` first.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from harmless.errors import CommitError, DeviceError
+from harmless.switch_drivers.base import DeviceFacts, PortVlanState, SwitchDriver
+
+log = logging.getLogger(__name__)
+
+#: NAPALM (and PyEZ) exception class names that mean "the device rejected the configuration".
+CONFIG_REJECTED = ("MergeConfigException", "ReplaceConfigException", "CommitError", "CommitConfirmException",
+                   "CommandErrorException", "ConfigLoadError", "CommandError", "RpcError", "ConfigInvalidException")
+
+
+class NapalmDriver(SwitchDriver):
+    """A switch reached through one NAPALM core driver.
+
+    Args:
+        host, port, username, password, timeout: see :class:`SwitchDriver`.
+        optional_args: NAPALM ``optional_args`` merged over ``{"port": port}``.
+
+    Raises (every device method): :class:`DeviceError` (unreachable, login refused, lost session, called
+    before :meth:`open`), :class:`CommitError` (the device rejected a change).
+    """
+
+    #: NAPALM driver name (``napalm.get_network_driver`` argument)
+    napalm_name: str = ""
+
+    def __init__(self, host: str, port: int, username: str, password: str,
+                 optional_args: dict | None = None, timeout: int = 60):
+        super().__init__(host, port, username, password, optional_args, timeout)
+        self._device: Any = None
+        self._facts_config: str | None = None   # running config read by the last facts()
+
+    # ------------------------------------------------------------------ vendor hooks
+    def device_message(self, text: str) -> str:
+        """The relevant part of a device error text, on one line (vendor drivers refine this)."""
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        return "; ".join(lines[:3])
+
+    def parse_ports(self, config_text: str) -> dict[str, PortVlanState]:
+        """Per-port VLAN state from running-config text (pure; vendor drivers implement it)."""
+        raise NotImplementedError
+
+    def parse_vlans(self, config_text: str) -> dict[int, str]:
+        """``{vid: name}`` from running-config text (pure; vendor drivers implement it)."""
+        raise NotImplementedError
+
+    def napalm_class(self):
+        """The NAPALM driver class (tests may substitute NAPALM's ``mock`` driver here)."""
+        from napalm import get_network_driver
+
+        return get_network_driver(self.napalm_name)
+
+    # ------------------------------------------------------------------ plumbing
+    def _napalm_optional_args(self) -> dict:
+        args: dict = {"port": self.port}
+        args.update(self.optional_args)
+        return args
+
+    def _redact(self, text: str) -> str:
+        """``text`` with the password and any ``secret``/``enable_password`` replaced by ``***``."""
+        for secret in {self._password, self.optional_args.get("secret"), self.optional_args.get("enable_password")}:
+            if secret:
+                text = text.replace(str(secret), "***")
+        return text
+
+    def _reason(self, exc: BaseException) -> str:
+        msg = self._redact(str(exc)).strip()
+        first = msg.splitlines()[0].strip() if msg else ""
+        return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+    def _dev(self) -> Any:
+        if self._device is None:
+            raise DeviceError(self.where, "not connected", "call open() first")
+        return self._device
+
+    def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run one NAPALM call; map its failures to DeviceError / CommitError (redacted)."""
+        try:
+            return fn(*args, **kwargs)
+        except (DeviceError, NotImplementedError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - NAPALM and its transports raise many types
+            if type(exc).__name__ in CONFIG_REJECTED:
+                msg = self.device_message(self._redact(str(exc)))
+                raise CommitError(self.where, f"{what} was rejected by the device: {msg}",
+                                  "fix or remove the rejected line(s)") from None
+            raise DeviceError(self.where, f"{what} failed ({self._reason(exc)})",
+                              "check that the switch is reachable and the session is not in use") from None
+
+    # ------------------------------------------------------------------ session
+    def open(self) -> None:
+        """Connect and log in.
+
+        Raises:
+            DeviceError: ``"<host>:<port>: cannot reach/log in to the switch (<reason>)"``; the reason is the
+                exception class and first line with secrets redacted.
+        """
+        cls = self.napalm_class()
+        dev = cls(self.host, self.username, self._password, timeout=self.timeout,
+                  optional_args=self._napalm_optional_args())
+        t0 = time.monotonic()
+        try:
+            dev.open()
+        except Exception as exc:  # noqa: BLE001
+            reason = self._reason(exc)
+            log.warning("%s %s: open failed (%s)", self.name, self.where, reason)
+            raise DeviceError(self.where, f"cannot reach/log in to the switch ({reason})",
+                              "check address, port, username and password") from None
+        self._device = dev
+        log.info("%s %s: connected as %s in %.1f s", self.name, self.where, self.username, time.monotonic() - t0)
+
+    def close(self) -> None:
+        """Disconnect (idempotent; errors while closing are logged and ignored)."""
+        dev, self._device = self._device, None
+        if dev is not None:
+            try:
+                dev.close()
+            except Exception as exc:  # noqa: BLE001
+                log.info("%s %s: close: %s", self.name, self.where, self._reason(exc))
+
+    # ------------------------------------------------------------------ read
+    def running_config(self) -> str:
+        """The running config as NAPALM's ``get_config(retrieve="running")`` returns it.
+
+        Returns:
+            The text; two calls on an unchanged device return identical strings.
+        """
+        return self._call("get running config", self._dev().get_config, retrieve="running")["running"]
+
+    def facts(self) -> DeviceFacts:
+        """Hostname, model, OS version, interfaces, VLANs and per-port VLAN state (read-only).
+
+        Returns:
+            DeviceFacts; ``vlans`` and ``ports`` are parsed from the running config (so they are
+            reproducible from a saved config), interfaces come from NAPALM ``get_facts``.
+        """
+        f = self._call("get_facts", self._dev().get_facts)
+        text = self.running_config()
+        self._facts_config = text
+        return DeviceFacts(hostname=f.get("hostname", ""), model=f.get("model", ""),
+                           os_version=f.get("os_version", ""), interfaces=tuple(f.get("interface_list", ())),
+                           vlans=self.parse_vlans(text), ports=self.parse_ports(text))
+
+    def link_states(self) -> dict[str, str]:
+        """Operational state per interface (NAPALM ``get_interfaces``).
+
+        Returns:
+            ``{name: "up" | "down" | "admin-down"}`` for every interface the device lists.
+        """
+        out = {}
+        for name, i in self._call("get_interfaces", self._dev().get_interfaces).items():
+            out[name] = "admin-down" if not i.get("is_enabled", True) else ("up" if i.get("is_up") else "down")
+        return out
+
+    # ------------------------------------------------------------------ candidate workflow
+    def load_merge(self, config: str) -> str:
+        """Load ``config`` as merge candidate and return the device's diff ('' when nothing changes).
+
+        Raises:
+            CommitError: the device rejected a line while loading (the candidate is discarded, the
+                running config is untouched).
+        """
+        dev = self._dev()
+        self._call("load merge candidate", dev.load_merge_candidate, config=config)
+        return self._call("compare config", dev.compare_config) or ""
+
+    def discard(self) -> None:
+        """Drop a loaded candidate."""
+        self._call("discard", self._dev().discard_config)
+
+    def commit(self, revert_in: int | None = None) -> None:
+        """Commit the loaded candidate; with ``revert_in`` seconds as commit-confirm.
+
+        Raises:
+            NotImplementedError: ``revert_in`` given but ``capabilities.commit_confirm`` is False.
+            CommitError: the device rejected the candidate.
+            DeviceError: the session was lost (the commit may or may not have happened: :meth:`apply`
+                checks and restores).
+        """
+        dev = self._dev()
+        if revert_in is not None:
+            if not self.capabilities.commit_confirm:
+                raise NotImplementedError(f"{self.where}: {self.name} has no commit-confirm")
+            self._call(f"commit (confirm within {revert_in} s)", dev.commit_config, revert_in=revert_in)
+        else:
+            self._call("commit", dev.commit_config)
+
+    def confirm(self) -> None:
+        """Confirm a commit-confirm commit (CommitError when none is pending any more)."""
+        self._call("confirm commit", self._dev().confirm_commit)
+
+    def rollback(self) -> None:
+        """Undo the last commit (NAPALM ``rollback``)."""
+        self._call("rollback", self._dev().rollback)
+
+    def restore(self, saved_config: str) -> str:
+        """Replace the running config with ``saved_config`` (NAPALM ``load_replace_candidate`` + commit).
+
+        Args:
+            saved_config: a text from :meth:`running_config`.
+
+        Returns:
+            The diff the device reported before the replace ('' when already equal; then nothing is committed).
+
+        Raises:
+            CommitError: the device refused the replace.
+        """
+        dev = self._dev()
+        self._call("load replace candidate", dev.load_replace_candidate, config=saved_config)
+        diff = self._call("compare config", dev.compare_config) or ""
+        if diff:
+            self._call("restore (config replace)", dev.commit_config)
+        else:
+            self._call("discard", dev.discard_config)
+        log.info("%s %s: restored saved config (%d diff lines)", self.name, self.where, len(diff.splitlines()))
+        return diff
