@@ -811,10 +811,11 @@ def _show_rollback_timer(self):
     if not pending:
         self.write_line("%No Rollback Confirmed Change pending or Rollback Timer is not started.")
         return
-    self.write_line("Time configured(or reset)   : 00:00:00 UTC Mon Mar 1 1993")
-    self.write_line("Timer type                  : Rollback Confirmed Change")
-    self.write_line("Timer value                 : %d min" % pending["minutes"])
-    self.write_line("User                        : %s" % pending["user"])
+    # the layout NAPALM ios parses (ios.py _get_pending_commits: "Timer type: ...", "User: ...")
+    self.write_line("Time configured(or reset): 00:00:00 UTC Mon Mar 1 1993")
+    self.write_line("Timer type: Rollback Confirmed Change")
+    self.write_line("Timer value: %d min" % pending["minutes"])
+    self.write_line("User: %s" % pending["user"])
 
 
 def _show_archive(self):
