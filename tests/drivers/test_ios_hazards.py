@@ -127,12 +127,16 @@ def test_commit_confirm_timer_expires_and_device_reverts(sw3750):
 
 def test_lost_session_mid_commit_is_reconnected_and_restored(start_switch):
     sw = start_switch("--drop-session-on", r"^copy flash:.*merge.* running-config", startup_config=STARTUP_3750)
-    with sw.driver() as drv:
+    # netmiko cannot see a closed channel and waits for the prompt until NAPALM's read_timeout (90 s);
+    # netmiko's read_timeout_override (a NAPALM optional_arg) bounds that wait
+    with sw.driver(optional_args={"read_timeout_override": 8}) as drv:
         drv.facts()
         before_raw = _raw(drv)
+        t0 = time.monotonic()
         with pytest.raises(DeviceError) as exc:
             drv.apply(drv.render(ACCESS, TRUNKS))
         assert "original running config is back (verified)" in str(exc.value)
+        assert time.monotonic() - t0 < 60
     assert "dropping the SSH session" in sw.log()
     with sw.driver() as fresh:
         assert _raw(fresh) == before_raw
