@@ -8,6 +8,8 @@ import importlib
 
 DRIVERS: dict[str, str] = {
     "ios": "harmless.switch_drivers.ios.driver:IosDriver",
+    "procurve": "harmless.switch_drivers.procurve.driver:ProcurveDriver",
+    "netmiko_cli": "harmless.switch_drivers.netmiko_cli.driver:NetmikoCliDriver",
 }
 
 
