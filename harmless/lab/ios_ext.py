@@ -528,6 +528,15 @@ def cfg_process_command(self, line):
         _invalid(self, line)
         self.show_prompt()
         return True
+    sub = self.sub_processor
+    if sub is not None and line.strip() and not line.strip().startswith("!"):
+        if isinstance(sub, ArchiveCommandProcessor):
+            word = line.split()[0] if line.split()[0] != "no" else (line.split()[1:2] or [""])[0]
+            leaves = word not in ("path", "maximum", "write-memory", "time-period", "exit")
+        else:
+            leaves = sub.sub_processor is None and sub.get_command_func(line)[0] is None
+        if leaves:                 # IOS: a global command in a sub-mode leaves the sub-mode (and prompts)
+            self.sub_processor = None
     return _orig["cfg_process_command"](self, line)
 
 
