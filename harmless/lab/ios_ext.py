@@ -17,6 +17,19 @@ enable mode
     a running config with VLANs in numeric order (as IOS prints them) built in one place.
 enable password
     only the configured enable secret enters enable mode (stock also accepted an empty one).
+platform rules (:func:`set_platform`)
+    ``switchport nonegotiate`` only on static ports; ``no switchport mode`` refused on such ports; 2960 has no
+    ``switchport trunk encapsulation``; 3750 refuses trunk mode until encapsulation is dot1q/isl; ``show version``
+    and ``show interfaces switchport`` report the platform.
+configure replace
+    IOS semantics (:func:`configure_replace`): per-block ``no`` forms then additions, up to 5 passes;
+    ``revert trigger error`` restores the original at the first refused command (what NAPALM sends).
+archive / commit-confirm
+    ``archive`` block (``path``), ``show archive``, ``show archive config rollback timer``,
+    ``configure terminal revert timer N``, ``configure replace ... timer N``, ``configure confirm``,
+    ``configure revert now``; an unconfirmed timer reverts by itself (clock scale: :func:`set_minute_seconds`).
+session loss
+    :func:`set_drop_patterns`: run a matching exec command silently, then close the SSH session.
 
 Flash is an in-memory dict per switch (``switch_configuration._flash``). ``configure replace`` resets
 the configuration and replays the file, so the running config text afterwards equals the file's
