@@ -10,6 +10,8 @@ DRIVERS: dict[str, str] = {
     "ios": "harmless.switch_drivers.ios.driver:IosDriver",
     "eos": "harmless.switch_drivers.eos.driver:EosDriver",
     "junos": "harmless.switch_drivers.junos.driver:JunosDriver",
+    "procurve": "harmless.switch_drivers.procurve.driver:ProcurveDriver",
+    "netmiko_cli": "harmless.switch_drivers.netmiko_cli.driver:NetmikoCliDriver",
 }
 
 

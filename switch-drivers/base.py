@@ -243,10 +243,24 @@ class SwitchDriver(abc.ABC):
                  time.monotonic() - t0)
         return diff
 
+    def reconnect(self) -> None:
+        """Close and re-open the session (after a lost session). Raises DeviceError when the device stays away."""
+        self.close()
+        self.open()
+
     def _reestablish(self, saved: str, err: DeviceError) -> None:
-        """After a failed commit: make the running config equal ``saved`` or raise CommitError."""
+        """After a failed commit: make the running config equal ``saved`` or raise CommitError.
+
+        A session lost during the commit is re-opened once (:meth:`reconnect`) before comparing.
+        """
         try:
-            if self.running_config() == saved:
+            try:
+                current = self.running_config()
+            except DeviceError:
+                log.warning("%s %s: session lost during the commit; reconnecting", self.name, self.where)
+                self.reconnect()
+                current = self.running_config()
+            if current == saved:
                 log.warning("%s %s: commit failed; NAPALM's rollback restored the original config",
                             self.name, self.where)
                 return

@@ -3,7 +3,8 @@
 
 Run as ``python -m harmless.lab.fakeswitch --hostname sw1 --listen-port 2201 --username admin
 --password-file F [--startup-config F] [--ovs-db unix:SOCK --bridge br-legacy --port-map JSON]
-[--sync-interval 0.3] [--reject REGEX ...] [--log-file F] [--pid-file F] [--status-file F]``.
+[--sync-interval 0.3] [--platform 2960|3750] [--reject REGEX ...] [--drop-session-on REGEX ...]
+[--minute-seconds S] [--log-file F] [--pid-file F] [--status-file F]``.
 
 Management plane: fake-switches' ``cisco_2960_24TT_L`` (FastEthernet0/1-24, GigabitEthernet0/1-2) over
 SSH on loopback, extended by :mod:`harmless.lab.ios_ext` so the real NAPALM ``ios`` driver can merge,
@@ -245,6 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--drop-after", metavar="REGEX",
                    help="test-only fault injection (eos): drop the reply to the first request that ran a "
                         "command matching REGEX (a session lost mid-commit)")
+    p.add_argument("--platform", choices=("2960", "3750"), default="2960",
+                   help="Catalyst behaviour: 2960 = dot1q-only (no 'switchport trunk encapsulation'); "
+                        "3750 = ISL-capable (trunks need 'switchport trunk encapsulation dot1q' first)")
+    p.add_argument("--drop-session-on", action="append", default=[], metavar="REGEX",
+                   help="test-only fault injection: run an exec command matching REGEX silently, then close "
+                        "the SSH session (a session lost mid-commit)")
+    p.add_argument("--minute-seconds", type=float, default=60.0,
+                   help="test-only time scale: how many seconds one minute of the archive revert timer lasts")
     p.add_argument("--log-file", type=Path)
     p.add_argument("--pid-file", type=Path)
     p.add_argument("--status-file", type=Path, help="JSON status (listening port, OVS sync state)")
@@ -304,6 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     ios_ext.install()
     core = switch_factory.SwitchFactory().get(MODEL, args.hostname, password)  # enable secret: str
     sc = core.switch_configuration
+    ios_ext.set_platform(sc, args.platform)
+    sc._archive_user = args.username             # who owns a commit-confirm (show archive config rollback timer)
+    sc._new_processor = core.new_command_processor
     unknown = [i for i in port_map if sc.get_port(i) is None]
     if unknown:
         log.error("--port-map names interfaces the %s does not have: %s", MODEL, ", ".join(unknown))
@@ -319,10 +331,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         log.info("startup config %s applied", args.startup_config)
     ios_ext.set_reject_patterns(args.reject)
+    ios_ext.set_drop_patterns(args.drop_session_on)
+    ios_ext.set_minute_seconds(args.minute_seconds)
+    if args.drop_session_on:
+        log.info("fault injection: dropping the SSH session after exec commands matching %s", args.drop_session_on)
     if args.reject:
         log.info("fault injection: rejecting config lines matching %s", args.reject)
 
-    status = {"hostname": args.hostname, "model": MODEL, "listen_host": args.listen_host,
+    status = {"hostname": args.hostname, "model": MODEL, "platform": args.platform, "listen_host": args.listen_host,
               "listen_port": args.listen_port, "pid": os.getpid(), "ovs": None}
     sync = None
     if args.ovs_db and port_map:

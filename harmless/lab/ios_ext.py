@@ -17,6 +17,19 @@ enable mode
     a running config with VLANs in numeric order (as IOS prints them) built in one place.
 enable password
     only the configured enable secret enters enable mode (stock also accepted an empty one).
+platform rules (:func:`set_platform`)
+    ``switchport nonegotiate`` only on static ports; ``no switchport mode`` refused on such ports; 2960 has no
+    ``switchport trunk encapsulation``; 3750 refuses trunk mode until encapsulation is dot1q/isl; ``show version``
+    and ``show interfaces switchport`` report the platform.
+configure replace
+    IOS semantics (:func:`configure_replace`): per-block ``no`` forms then additions, up to 5 passes;
+    ``revert trigger error`` restores the original at the first refused command (what NAPALM sends).
+archive / commit-confirm
+    ``archive`` block (``path``), ``show archive``, ``show archive config rollback timer``,
+    ``configure terminal revert timer N``, ``configure replace ... timer N``, ``configure confirm``,
+    ``configure revert now``; an unconfirmed timer reverts by itself (clock scale: :func:`set_minute_seconds`).
+session loss
+    :func:`set_drop_patterns`: run a matching exec command silently, then close the SSH session.
 
 Flash is an in-memory dict per switch (``switch_configuration._flash``). ``configure replace`` resets
 the configuration and replays the file, so the running config text afterwards equals the file's
@@ -30,6 +43,7 @@ import re
 
 from fake_switches.cisco.command_processor import enabled as _enabled
 from fake_switches.cisco.command_processor.config import ConfigCommandProcessor
+from fake_switches.cisco.command_processor.config_interface import ConfigInterfaceCommandProcessor
 from fake_switches.cisco.command_processor.default import DefaultCommandProcessor
 from fake_switches.cisco.command_processor.enabled import EnabledCommandProcessor
 from fake_switches.command_processing.base_command_processor import BaseCommandProcessor
@@ -77,7 +91,10 @@ def running_config_lines(sc) -> list[str]:
     for vlan in sorted(sc.vlans, key=lambda v: v.number):
         lines += _enabled.build_running_vlan(vlan) + ["!"]
     for port in sc.get_physical_ports() + sc.get_vlan_ports():
-        lines += _enabled.build_running_interface(port) + ["!"]
+        lines += _interface_lines(port) + ["!"]
+    arch = archive_settings(sc)
+    if arch:
+        lines += ["archive"] + [" %s" % x for x in arch] + ["!"]
     if sc.static_routes:
         lines += [_enabled.build_static_routes(r) for r in sc.static_routes] + ["!"]
     return lines + ["end", ""]
@@ -137,30 +154,18 @@ def apply_config_text(processor, text: str) -> list[str]:
     """Feed IOS config lines through ``processor``'s config-mode processor (like ``copy F running-config``).
 
     Un-indented lines leave any sub-mode first (as in a config file), so ``ip route`` after an
-    ``interface`` block is a global command. ``version``/``hostname``/``end``/``!`` lines are skipped.
+    ``interface`` block is a global command. ``version``/``end``/``!`` lines are skipped; ``hostname``
+    sets the name.
 
     Args:
         processor: an EnabledCommandProcessor (already ``init``-ed with a switch configuration).
         text: configuration text.
 
     Returns:
-        The rejected lines (stripped), in order; empty when everything was accepted.
+        The rejected lines (stripped), in order; empty when everything was accepted. IOS goes on after
+        a rejected line; so does this. See :func:`apply_config_detailed` for the device's messages.
     """
-    sc = processor.switch_configuration
-    cp = processor.config_processor
-    cp.init(sc, NoopTerminalController(), processor.logger, NotPipingProcessor())
-    bad = []
-    for line in text.splitlines():
-        s = line.strip()
-        if not s or s.startswith("!") or s == "end" or s.split()[0] in ("version", "hostname", "Building", "Current"):
-            continue
-        if line[0] not in " \t":
-            cp.sub_processor = None
-        cp._rejected = False
-        if not cp.process_command(line) or cp._rejected:
-            bad.append(s)
-    cp.sub_processor = None
-    return bad
+    return [line for line, _msg in apply_config_detailed(processor, text)]
 
 
 def _reset_config(sc) -> None:
@@ -175,6 +180,7 @@ def _reset_config(sc) -> None:
         else:
             sc.remove_vlan(v)
     sc.static_routes = []
+    archive_settings(sc).clear()
 
 
 def _invalid(self, line: str) -> None:
@@ -236,6 +242,9 @@ _orig = {
     "do_copy": EnabledCommandProcessor.do_copy,
     "do_configure": EnabledCommandProcessor.do_configure,
     "cfg_process_command": ConfigCommandProcessor.process_command,
+    "enabled_process_command": EnabledCommandProcessor.process_command,
+    "if_do_switchport": ConfigInterfaceCommandProcessor.do_switchport,
+    "if_do_no_switchport": ConfigInterfaceCommandProcessor.do_no_switchport,
 }
 
 
@@ -301,14 +310,16 @@ def _show_switchport(self, ports):
             continue
         trunk = p.mode == "trunk"
         admin = {"trunk": "trunk", "access": "static access", "dot1q-tunnel": "dot1q-tunnel"}.get(p.mode, "dynamic auto")
-        oper = "trunk" if trunk else "static access" if p.mode == "access" else "down"
+        oper = {"trunk": "trunk", "access": "static access", "dot1q-tunnel": "tunnel"}.get(p.mode, "static access")
+        encap = p.trunk_encapsulation_mode or ("negotiate" if isl_capable(sc) else "dot1q")
         acc = p.access_vlan or 1
         nat = p.trunk_native_vlan or 1
         allowed = "ALL" if p.trunk_vlans is None else (_enabled.to_vlan_ranges(p.trunk_vlans).upper())
         for line in ("Name: %s" % _short(p.name), "Switchport: Enabled", "Administrative Mode: %s" % admin,
-                     "Operational Mode: %s" % oper, "Administrative Trunking Encapsulation: dot1q",
+                     "Operational Mode: %s" % oper, "Administrative Trunking Encapsulation: %s" % encap,
                      "Operational Trunking Encapsulation: %s" % ("dot1q" if trunk else "native"),
-                     "Negotiation of Trunking: %s" % ("On" if trunk else "Off"),
+                     "Negotiation of Trunking: %s" % ("Off" if _nonegotiate(p) or p.mode in ("access", "dot1q-tunnel")
+                                                      else "On"),
                      "Access Mode VLAN: %s (%s)" % (acc, _vname(sc, acc)),
                      "Trunking Native Mode VLAN: %s (%s)" % (nat, _vname(sc, nat)),
                      "Administrative Native VLAN tagging: enabled", "Voice VLAN: none",
@@ -351,6 +362,17 @@ def do_show(self, *args):
     sc = self.switch_configuration
     if a and "running-config".startswith(a[0]) and len(a[0]) >= 3 and len(a) == 1:
         return _show_run(self)
+    if len(a) >= 3 and "running-config".startswith(a[0]) and len(a[0]) >= 3 and "interface".startswith(a[1]):
+        port = sc.get_port_by_partial_name("".join(args[2:]))
+        if port is None:
+            return _invalid(self, " ".join(args))
+        lines = ["!"] + _interface_lines(port) + ["end"]
+        self.write_line("Building configuration...")
+        self.write_line("")
+        self.write_line("Current configuration : %i bytes" % (len("\n".join(lines[1:-1])) + 1))
+        for line in lines:
+            self.write_line(line)
+        return None
     if len(a) >= 3 and "ip".startswith(a[0]) and "interface".startswith(a[1]) and "brief".startswith(a[2]):
         return _show_ip_int_brief(self)
     if a and len(a[0]) >= 3 and "interfaces".startswith(a[0]):
@@ -369,10 +391,13 @@ def do_show(self, *args):
         self.write_line("Default domain is not set")
         self.write_line("Name/address lookup uses static mappings")
         return None
+    if a and len(a[0]) >= 3 and "version".startswith(a[0]):
+        return _show_version(self)
     if a and a[0] == "archive":
-        if len(a) == 1 or a[1:3] == ["config", "rollback"]:
-            self.write_line("Archive feature not enabled")
-            return None
+        if len(a) == 1:
+            return _show_archive(self)
+        if a[1:3] == ["config", "rollback"]:
+            return _show_rollback_timer(self)
         if len(a) >= 4 and a[1] == "config" and a[2].startswith("incremental"):
             merge = flash(sc).get(_fname(args[3]))
             if merge is None:
@@ -448,8 +473,11 @@ def do_copy(self, source_url, destination_url, *rest):
         if c is None:
             self.write_line("%%Error opening %s (No such file or directory)" % source_url)
             return
-        for bad in apply_config_text(self, c):
-            _invalid(self, bad)
+        for bad, message in apply_config_detailed(self, c):
+            if message == INVALID_INPUT:
+                _invalid(self, bad)
+            else:                                   # IOS prints "Command rejected: ..." without the line
+                self.write_line(message)
         self.write_line("%d bytes copied in 0.100 secs" % len(c))
     elif src.startswith("null:") and dst.startswith("flash:"):
         fl[_fname(destination_url)] = ""
@@ -462,22 +490,62 @@ def do_copy(self, source_url, destination_url, *rest):
 
 
 def do_configure(self, *args):
-    if args and len(args[0]) >= 3 and "replace".startswith(args[0].lower()):
-        if len(args) < 2:
+    """``configure replace URL [force] [revert trigger error] [[revert] timer N]``, ``configure terminal revert
+    timer N``, ``configure confirm``, ``configure revert now``; plain ``configure terminal`` is stock."""
+    sc = self.switch_configuration
+    a = [x.lower() for x in args]
+    if a and len(a[0]) >= 3 and "replace".startswith(a[0]):
+        if len(a) < 2:
             self.write_line("% Incomplete command.")
             return
-        c = flash(self.switch_configuration).get(_fname(args[1]))
+        c = flash(sc).get(_fname(args[1]))
         if c is None:
             self.write_line("%%Error opening %s (No such file or directory)" % args[1])
             return
-        _reset_config(self.switch_configuration)
-        bad = apply_config_text(self, c)
-        for line in bad:
-            _invalid(self, line)
-        self.write_line("Total number of passes: 1")
-        self.write_line("Rollback Done" if not bad else "Rollback aborted: %d invalid lines" % len(bad))
+        minutes = int(a[a.index("timer") + 1]) if "timer" in a[:-1] else None
+        if minutes is not None and not archive_enabled(sc):
+            self.write_line("%Please turn config archive on")
+            return
+        original = running_config_text(sc)
+        ok, out = configure_replace(self, c, trigger_error="trigger" in a)
+        for line in out:
+            self.write_line(line)
+        if ok and minutes is not None:
+            start_revert_timer(self, minutes)
+            sc._revert["text"] = original
+        return
+    if a[:1] and "terminal".startswith(a[0]) and "revert" in a[1:2] and "timer" in a[2:3]:
+        if not archive_enabled(sc):
+            self.write_line("%Please turn config archive on")
+            return
+        start_revert_timer(self, int(a[3]))
+        return _orig["do_configure"](self, "terminal")
+    if a[:1] and len(a[0]) >= 4 and "confirm".startswith(a[0]):
+        if not cancel_revert_timer(sc):
+            self.write_line("%No Rollback Confirmed Change pending or Rollback Timer is not started.")
+        return
+    if a[:2] == ["revert", "now"]:
+        pending = getattr(sc, "_revert", None)
+        if pending is None:
+            self.write_line("%No Rollback Confirmed Change pending or Rollback Timer is not started.")
+            return
+        cancel_revert_timer(sc)
+        _replace_exact(self, pending["text"])
+        self.write_line("Rollback Done")
         return
     return _orig["do_configure"](self, *args)
+
+
+def _show_version(self):
+    """Stock ``show version`` (a 3750) rewritten for the emulated platform."""
+    model, family, feature = PLATFORMS[get_platform(self.switch_configuration)]
+    text = _enabled.version_text(hostname=self.switch_configuration.name,
+                                 vlan_port_count=len(self.switch_configuration.get_vlan_ports()),
+                                 port_count=len(self.switch_configuration.get_physical_ports()))
+    text = text.replace("WS-C3750G-24TS-1U", model).replace("C3750-IPSERVICESK9", "%s-%s" % (family, feature))
+    text = text.replace("C3750", family).replace("c3750-ipservicesk9", "%s-%s" % (family.lower(), feature.lower()))
+    for line in text.splitlines():
+        self.write_line(line)
 
 
 def do_tclsh(self, *args):
@@ -488,11 +556,20 @@ def do_tclsh(self, *args):
 def cfg_process_command(self, line):
     """Config-mode entry point (sub-modes included): the ``--reject`` hook, then the stock processor."""
     if _is_rejected(line):
-        self._rejected = True
+        _flag(self, INVALID_INPUT)
         log.info("config line rejected by fault injection: %s", line.strip())
         _invalid(self, line)
         self.show_prompt()
         return True
+    sub = self.sub_processor
+    if sub is not None and line.strip() and not line.strip().startswith("!"):
+        if isinstance(sub, ArchiveCommandProcessor):
+            word = line.split()[0] if line.split()[0] != "no" else (line.split()[1:2] or [""])[0]
+            leaves = word not in ("path", "maximum", "write-memory", "time-period", "exit")
+        else:
+            leaves = sub.sub_processor is None and sub.get_command_func(line)[0] is None
+        if leaves:                 # IOS: a global command in a sub-mode leaves the sub-mode (and prompts)
+            self.sub_processor = None
     return _orig["cfg_process_command"](self, line)
 
 
@@ -519,7 +596,6 @@ def install() -> None:
     if _state["installed"]:
         return
     ConfigCommandProcessor.process_command = cfg_process_command
-    ConfigCommandProcessor._rejected = False
     ConfigCommandProcessor.do_end = cfg_do_end
     ConfigCommandProcessor.do_file = cfg_noop
     ConfigCommandProcessor.do_no_file = cfg_noop
@@ -531,5 +607,384 @@ def install() -> None:
     EnabledCommandProcessor.do_copy = do_copy
     EnabledCommandProcessor.do_configure = do_configure
     EnabledCommandProcessor.do_tclsh = do_tclsh
+    EnabledCommandProcessor.process_command = enabled_process_command
+    ConfigCommandProcessor.do_archive = cfg_do_archive
+    ConfigCommandProcessor.do_no_archive = cfg_do_no_archive
+    ConfigInterfaceCommandProcessor.do_switchport = if_do_switchport
+    ConfigInterfaceCommandProcessor.do_no_switchport = if_do_no_switchport
     DefaultCommandProcessor.continue_enabling = continue_enabling
     _state["installed"] = True
+
+
+# ============================================================================= platform behaviour
+# What real Catalyst switches do that stock fake-switches does not (each rule cites its source):
+#  * ``switchport nonegotiate`` is valid only on static access/trunk ports (Catalyst 3750 command reference,
+#    "switchport nonegotiate"); ``no switchport mode`` on such a port is refused with NONEG_NEEDS_STATIC, which
+#    is what makes ``configure replace`` fail on an access→trunk change (napalm-automation/napalm#1009, #1134).
+#  * ISL-capable platforms (3560/3750/4500/6500; "3750" here) default to trunk encapsulation "negotiate" and
+#    refuse ``switchport mode trunk`` until ``switchport trunk encapsulation dot1q`` is set (ENCAP_AUTO,
+#    seen on a 3750: internap/netman#156); dot1q-only platforms (2960; the default here) have no
+#    ``switchport trunk encapsulation`` command at all.
+NONEG_NEEDS_STATIC = ('Command rejected: An interface must be configured to the "Access" or "Trunk" modes '
+                      'to be configured to "NoNegotiate."')
+NONEG_CONFLICT = "Command rejected: Conflict between 'nonegotiate' and 'dynamic' status on this interface: %s"
+ENCAP_AUTO = 'Command rejected: An interface whose trunk encapsulation is "Auto" can not be configured to "trunk" mode.'
+PLATFORMS = {
+    # platform: (model, software image family) as `show version` prints them
+    "2960": ("WS-C2960-24TT-L", "C2960", "LANBASEK9"),
+    "3750": ("WS-C3750G-24TS-1U", "C3750", "IPSERVICESK9"),
+}
+_state.update({"drop": [], "minute": 60.0})
+
+
+def set_platform(sc, platform: str) -> None:
+    """Make switch ``sc`` behave like a Catalyst ``platform`` (``"2960"`` dot1q-only, ``"3750"`` ISL-capable)."""
+    if platform not in PLATFORMS:
+        raise ValueError(f"unknown platform {platform!r} (known: {', '.join(PLATFORMS)})")
+    sc._platform = platform
+
+
+def get_platform(sc) -> str:
+    """The emulated platform of ``sc`` (default ``"2960"``)."""
+    return getattr(sc, "_platform", "2960")
+
+
+def isl_capable(sc) -> bool:
+    """True when the platform has ``switchport trunk encapsulation`` (and defaults to "negotiate")."""
+    return get_platform(sc) == "3750"
+
+
+def set_drop_patterns(patterns: list[str]) -> None:
+    """Fault injection: an exec command matching any of ``patterns`` is executed with its output swallowed and
+    then the SSH session is closed (a session lost mid-commit: the change happened, the client never hears)."""
+    _state["drop"] = [re.compile(p) for p in patterns]
+
+
+def set_minute_seconds(seconds: float) -> None:
+    """Test-only time scale of the archive revert timer: one IOS minute lasts ``seconds`` (default 60)."""
+    _state["minute"] = float(seconds)
+
+
+def _nonegotiate(port) -> bool:
+    return bool(port.vendor_specific.get("nonegotiate"))
+
+
+def _interface_lines(port) -> list[str]:
+    """``build_running_interface`` plus ``switchport nonegotiate`` right after the mode line (IOS order)."""
+    lines = _enabled.build_running_interface(port)
+    if _nonegotiate(port):
+        idx = next((i for i, ln in enumerate(lines) if ln.startswith(" switchport mode ")), len(lines) - 1)
+        lines.insert(idx + 1, " switchport nonegotiate")
+    return lines
+
+
+def _flag(proc, message: str) -> None:
+    """Record that the current config line was refused (``message`` as the device prints it)."""
+    proc.switch_configuration._cmd_rejected = message
+
+
+def _refuse(proc, message: str) -> None:
+    proc.write_line(message)
+    _flag(proc, message)
+
+
+def _invalid_here(proc, line: str) -> None:
+    _invalid(proc, line)
+    _flag(proc, INVALID_INPUT)
+
+
+def if_do_switchport(self, *args):
+    """Interface ``switchport ...`` with the platform rules above; the rest is stock fake-switches."""
+    sc, port = self.switch_configuration, self.port
+    a = tuple(x.lower() for x in args)
+    line = "switchport " + " ".join(args)
+    if a[:1] == ("nonegotiate",):
+        if port.mode not in ("access", "trunk"):
+            return _refuse(self, NONEG_CONFLICT % _short(port.name))
+        port.vendor_specific["nonegotiate"] = True
+        return None
+    if a[:2] == ("trunk", "encapsulation"):
+        if not isl_capable(sc) or len(a) != 3 or a[2] not in ("dot1q", "isl", "negotiate"):
+            return _invalid_here(self, line)
+        if a[2] == "negotiate":
+            if port.mode == "trunk":
+                return _refuse(self, ENCAP_AUTO)
+            port.trunk_encapsulation_mode = None
+        else:
+            port.trunk_encapsulation_mode = a[2]
+        return None
+    if a[:1] == ("mode",):
+        if len(a) < 2 or a[1] not in ("access", "trunk", "dynamic", "dot1q-tunnel"):
+            return _invalid_here(self, line)
+        if a[1] == "trunk" and isl_capable(sc) and port.trunk_encapsulation_mode in (None, "negotiate"):
+            return _refuse(self, ENCAP_AUTO)
+        if a[1] == "dynamic":
+            if _nonegotiate(port):
+                return _refuse(self, NONEG_CONFLICT % _short(port.name))
+            port.mode = None if a[2:3] in ((), ("auto",)) else "dynamic desirable"
+            return None
+        port.mode = a[1]
+        return None
+    return _orig["if_do_switchport"](self, *args)
+
+
+def if_do_no_switchport(self, *args):
+    """Interface ``no switchport ...`` with the platform rules above."""
+    sc, port = self.switch_configuration, self.port
+    a = tuple(x.lower() for x in args)
+    if a[:1] == ("nonegotiate",):
+        port.vendor_specific.pop("nonegotiate", None)
+        return None
+    if a[:1] == ("mode",):
+        if _nonegotiate(port):                  # would fall back to dynamic
+            return _refuse(self, NONEG_NEEDS_STATIC)
+        port.mode = None
+        return None
+    if a[:2] == ("trunk", "encapsulation"):
+        if not isl_capable(sc):
+            return _invalid_here(self, "no switchport " + " ".join(args))
+        if port.mode == "trunk":
+            return _refuse(self, ENCAP_AUTO)
+        port.trunk_encapsulation_mode = None
+        return None
+    return _orig["if_do_no_switchport"](self, *args)
+
+
+# ============================================================================= archive (commit-confirm)
+class ArchiveCommandProcessor(BaseCommandProcessor):
+    """``archive`` config sub-mode: ``path URL``, ``maximum N``, ``write-memory``, ``time-period N``."""
+
+    def get_prompt(self):
+        return self.switch_configuration.name + "(config-archive)#"
+
+    def process_command(self, line):
+        words = line.split()
+        if not words:
+            self.show_prompt()
+            return True
+        if words[0] == "exit":
+            self.is_done = True
+            return True
+        settings = archive_settings(self.switch_configuration)
+        key = words[0] if words[0] != "no" else (words[1] if len(words) > 1 else "")
+        if key not in ("path", "maximum", "write-memory", "time-period"):
+            return False                      # not ours: the parent (global config) handles it
+        settings[:] = [s for s in settings if s.split()[0] != key]
+        if words[0] != "no":
+            settings.append(" ".join(words))
+            settings.sort(key=lambda s: ("path", "maximum", "write-memory", "time-period").index(s.split()[0]))
+        self.show_prompt()
+        return True
+
+
+def archive_settings(sc) -> list[str]:
+    """The ``archive`` block's child lines of ``sc`` (mutable list; empty = no archive block)."""
+    if not hasattr(sc, "_archive"):
+        sc._archive = []
+    return sc._archive
+
+
+def archive_enabled(sc) -> bool:
+    """The archive feature is on when the ``archive`` block has a ``path``."""
+    return any(s.startswith("path ") for s in archive_settings(sc))
+
+
+def cfg_do_archive(self, *_):
+    archive_settings(self.switch_configuration)
+    self.move_to(ArchiveCommandProcessor())
+
+
+def cfg_do_no_archive(self, *_):
+    archive_settings(self.switch_configuration).clear()
+
+
+def _fresh_processor(sc, fallback=None):
+    """A new exec processor on ``sc`` that writes nowhere (for work the device does by itself)."""
+    factory = getattr(sc, "_new_processor", None)
+    proc = factory() if factory else fallback
+    proc.init(sc, NoopTerminalController(), logging.getLogger("harmless.lab.ios_ext.device"), NotPipingProcessor())
+    return proc
+
+
+def _replace_exact(proc, text: str) -> list[str]:
+    """Make the running config equal ``text`` (reset + replay; what a revert to an archive does)."""
+    sc = proc.switch_configuration
+    _reset_config(sc)
+    return apply_config_text(proc, text)
+
+
+def start_revert_timer(proc, minutes: int) -> None:
+    """Archive the running config and revert to it in ``minutes`` unless ``configure confirm`` comes first."""
+    sc = proc.switch_configuration
+    cancel_revert_timer(sc)
+    pending = {"text": running_config_text(sc), "minutes": minutes, "call": None,
+               "user": getattr(sc, "_archive_user", "admin"), "proc": proc}
+    try:
+        from twisted.internet import reactor
+        if reactor.running:
+            pending["call"] = reactor.callLater(minutes * _state["minute"], expire_revert_timer, sc)
+    except ImportError:  # pragma: no cover - twisted is a fake-switches dependency
+        pass
+    sc._revert = pending
+    log.info("archive: revert timer started (%d min)", minutes)
+
+
+def cancel_revert_timer(sc) -> bool:
+    """Stop a pending revert timer; True when one was pending."""
+    pending = getattr(sc, "_revert", None)
+    sc._revert = None
+    if pending and pending["call"] is not None and pending["call"].active():
+        pending["call"].cancel()
+    return pending is not None
+
+
+def expire_revert_timer(sc) -> None:
+    """The revert timer ran out: go back to the archived config (also callable directly in tests)."""
+    pending = getattr(sc, "_revert", None)
+    if pending is None:
+        return
+    sc._revert = None
+    _replace_exact(_fresh_processor(sc, pending["proc"]), pending["text"])
+    log.warning("archive: revert timer expired, configuration rolled back")
+
+
+def _show_rollback_timer(self):
+    pending = getattr(self.switch_configuration, "_revert", None)
+    if not pending:
+        self.write_line("%No Rollback Confirmed Change pending or Rollback Timer is not started.")
+        return
+    # the layout NAPALM ios parses (ios.py _get_pending_commits: "Timer type: ...", "User: ...")
+    self.write_line("Time configured(or reset): 00:00:00 UTC Mon Mar 1 1993")
+    self.write_line("Timer type: Rollback Confirmed Change")
+    self.write_line("Timer value: %d min" % pending["minutes"])
+    self.write_line("User: %s" % pending["user"])
+
+
+def _show_archive(self):
+    sc = self.switch_configuration
+    if not archive_enabled(sc):
+        self.write_line("Archive feature not enabled")
+        return
+    path = next(s.split(None, 1)[1] for s in archive_settings(sc) if s.startswith("path "))
+    self.write_line("The maximum archive configurations allowed is 10.")
+    self.write_line("The next archive file will be named %s-1" % path)
+    self.write_line(" Archive #  Name")
+    for i in range(1, 11):
+        self.write_line("   %-2d" % i)
+
+
+# ============================================================================= configure replace (IOS semantics)
+_SKIP_PARENTS = ("version", "building", "current", "end")
+
+
+def replace_commands(running: str, candidate: str) -> list[list[str]]:
+    """The commands ``configure replace`` runs to turn ``running`` into ``candidate`` (one pass).
+
+    Like IOS's rollback configlet: per top-level block, the ``no`` form of every line that is only in
+    ``running`` first, then every line only in ``candidate``; blocks that vanish are removed with ``no``
+    (physical interfaces with ``default interface``). Lines that are themselves ``no ...`` are never negated.
+
+    Returns:
+        Groups of config lines (a parent line followed by indented children, or one global line).
+    """
+    run, new = _blocks(running), _blocks(candidate)
+    groups: list[list[str]] = []
+    for parent in list(run) + [p for p in new if p not in run]:
+        word = parent.split()[0]
+        if word in _SKIP_PARENTS:
+            continue
+        if word == "hostname":
+            if parent not in new:
+                hn = [p for p in new if p.split()[0] == "hostname"]
+                if hn:
+                    groups.append([hn[0].text])
+            continue
+        if parent not in new:
+            if parent.startswith("interface ") and not re.match(r"interface (vlan|port-channel)", parent):
+                groups.append(["default " + parent.text])
+            elif not parent.startswith("no "):
+                groups.append(["no " + parent.text])
+            continue
+        rem = [c for c in run.get(parent, []) if c not in new[parent] and not c.startswith("no ")]
+        add = [c for c in new[parent] if c not in run.get(parent, [])]
+        if parent not in run or rem or add:
+            groups.append([parent.text] + [" no " + c.text for c in rem] + [" " + c.text for c in add])
+    return groups
+
+
+def configure_replace(proc, candidate: str, trigger_error: bool) -> tuple[bool, list[str]]:
+    """Run IOS ``configure replace`` of ``candidate`` on ``proc``'s switch.
+
+    Up to 5 passes of :func:`replace_commands` (IOS retries failed commands in later passes). With
+    ``trigger_error`` (``revert trigger error``, what NAPALM sends) the first failed command aborts and the
+    original configuration is restored.
+
+    Returns:
+        (success, output lines as IOS prints them).
+    """
+    sc = proc.switch_configuration
+    original = running_config_text(sc)
+    failed: list[str] = []
+    for n in range(1, 6):
+        groups = replace_commands(running_config_text(sc), candidate)
+        if not groups:
+            return True, ["Total number of passes: %d" % max(n - 1, 1), "Rollback Done"]
+        failed = []
+        for group in groups:
+            for line, message in apply_config_detailed(proc, "\n".join(group)):
+                failed.append(line)
+                if trigger_error:
+                    _replace_exact(proc, original)
+                    return False, [message, "Failed to apply command %s" % line, "Aborting Rollback.", "",
+                                   "Rollback failed.Reverting back to the original configuration: "
+                                   "flash:archive-original ...", "", "Total number of passes: 0", "Rollback Done",
+                                   "", "The original configuration has been successfully restored."]
+    if not replace_commands(running_config_text(sc), candidate):
+        return True, ["Total number of passes: 5", "Rollback Done"]
+    return False, (["Rollback aborted after 5 passes",
+                    "The following commands are failed to apply to the IOS image.", "********"]
+                   + failed + ["********"])
+
+
+def apply_config_detailed(processor, text: str) -> list[tuple[str, str]]:
+    """Like :func:`apply_config_text`, returning ``(rejected line, device message)`` pairs."""
+    sc = processor.switch_configuration
+    cp = processor.config_processor
+    cp.init(sc, NoopTerminalController(), processor.logger, NotPipingProcessor())
+    bad = []
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith("!") or s == "end" or s.split()[0] in ("version", "hostname", "Building", "Current"):
+            if s.split()[:1] == ["hostname"] and len(s.split()) == 2:
+                sc.name = s.split()[1]
+            continue
+        if line[0] not in " \t":
+            cp.sub_processor = None
+        sc._cmd_rejected = None
+        if not cp.process_command(line):
+            bad.append((s, INVALID_INPUT))
+        elif sc._cmd_rejected:
+            bad.append((s, sc._cmd_rejected))
+    cp.sub_processor = None
+    sc._cmd_rejected = None
+    return bad
+
+
+# ============================================================================= exec: session loss
+def enabled_process_command(self, line):
+    """Exec-mode entry point: the ``--drop-session-on`` fault injection, then the stock processor."""
+    if self.sub_processor is None and line.strip() and any(p.search(line.strip()) for p in _state["drop"]):
+        tc = self.terminal_controller
+        self.terminal_controller = NoopTerminalController()
+        try:
+            _orig["enabled_process_command"](self, line)
+        finally:
+            self.terminal_controller = tc
+        log.warning("fault injection: dropping the SSH session after %r", line.strip())
+        while hasattr(tc, "terminal_controller"):
+            tc = tc.terminal_controller
+        shell = getattr(tc, "shell", None)
+        if shell is not None:
+            shell.terminal.loseConnection()
+        return True
+    return _orig["enabled_process_command"](self, line)

@@ -21,7 +21,9 @@ from typing import Any
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import (AccessPortChange, Capabilities, DeviceFacts, SwitchDriver,
                                           TrunkChange)
-from harmless.switch_drivers.ios.parse import parse_port_states
+from harmless.switch_drivers.ios.hazards import replace_bridge
+from harmless.switch_drivers.ios.parse import (interface_lines, needs_trunk_encapsulation, parse_port_states,
+                                                parse_vlans)
 from harmless.switch_drivers.ios.render import render_config
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,38 @@ def device_message(text: str, max_lines: int = 3) -> str:
     return lines[0] if lines else ""
 
 
+def unapplied(candidate: str, running: str) -> list[str]:
+    """What a merged ``candidate`` asked for that ``running`` does not show (pure).
+
+    Checks the port modes, access VIDs and trunk allowed VIDs of every interface the candidate sets, and its
+    ``vlan N`` blocks. Catches lines IOS refused with ``Command rejected`` during ``copy ... running-config``,
+    which NAPALM does not detect (napalm-automation/napalm#1481).
+
+    Returns:
+        Human-readable mismatches such as ``"FastEthernet0/7 mode trunk (device: access)"``; [] when all applied.
+    """
+    want, have = parse_port_states(candidate), parse_port_states(running)
+    sets_mode = {name for name, lines in interface_lines(candidate).items()
+                 if any(ln.startswith("switchport mode ") for ln in lines)}
+    out = []
+    for name, w in want.items():
+        if name not in sets_mode:
+            continue
+        h = have.get(name)
+        if h is None:
+            out.append(f"{name} (not on the device)")
+            continue
+        if w.mode != h.mode:
+            out.append(f"{name} mode {w.mode} (device: {h.mode})")
+        elif w.mode == "trunk" and w.allowed_vids != h.allowed_vids and w.allowed_vids is not None:
+            out.append(f"{name} allowed VLANs (device: {h.allowed_vids})")
+        elif w.mode != "trunk" and w.access_vid != h.access_vid:
+            out.append(f"{name} access VLAN {w.access_vid} (device: {h.access_vid})")
+    vlans = parse_vlans(running)
+    out += [f"vlan {vid}" for vid in parse_vlans(candidate) if vid not in vlans]
+    return out
+
+
 class IosDriver(SwitchDriver):
     """One Cisco IOS switch over SSH (NAPALM ``ios``).
 
@@ -82,6 +116,11 @@ class IosDriver(SwitchDriver):
         super().__init__(host, port, username, password, optional_args, timeout)
         self._device: Any = None
         self._caps: Capabilities | None = None
+        #: running config read by the last facts() (the render's ``current``: conversion-hazard cleanup)
+        self._current: str | None = None
+        #: trunk encapsulation line needed (ISL-capable platform), decided by facts()
+        self._encapsulation = False
+        self._candidate: str | None = None
 
     # ------------------------------------------------------------------ plumbing
     def _napalm_optional_args(self) -> dict:
@@ -164,13 +203,18 @@ class IosDriver(SwitchDriver):
     def capabilities(self) -> Capabilities:
         """Probe ``show archive`` once: commit-confirm needs IOS's archive feature.
 
+        Always: replace (``configure replace``), QinQ (``switchport mode dot1q-tunnel``; the outer tag's TPID
+        is 0x8100 on IOS, hence ``stag_tpids=(0x8100,)``), link state (``get_interfaces``). No LAG support
+        in the template.
+
         Raises:
             DeviceError: not open, or the probe failed.
         """
         if self._caps is None:
             out = self._call("show archive", self._dev().cli, ["show archive"])["show archive"]
             archive = bool(out.strip()) and "not enabled" not in out and "Invalid input" not in out
-            self._caps = Capabilities(commit_confirm=archive, replace=True)
+            self._caps = Capabilities(commit_confirm=archive, replace=True, qinq=True, lag=False,
+                                      stag_tpids=(0x8100,), link_state=True)
         return self._caps
 
     def running_config(self) -> str:
@@ -185,12 +229,21 @@ class IosDriver(SwitchDriver):
         """Hostname, model, OS version, interfaces, VLANs and per-port VLAN state (read-only).
 
         Returns:
-            DeviceFacts; ``ports`` holds the layer-2 ports parsed from the running config.
+            DeviceFacts; ``ports`` holds the layer-2 ports parsed from the running config (config parsing,
+            reproducible from a saved config). Also remembers, for :meth:`render`, that running config and
+            whether trunks need ``switchport trunk encapsulation dot1q`` (from ``show interfaces switchport``:
+            "Administrative Trunking Encapsulation: negotiate" = ISL-capable; model name as fallback).
         """
         dev = self._dev()
         f = self._call("get_facts", dev.get_facts)
         vlans = self._call("get_vlans", dev.get_vlans)
-        ports = parse_port_states(self.running_config())
+        running = self.running_config()
+        ports = parse_port_states(running)
+        switchport = self._call("show interfaces switchport", dev.cli,
+                                ["show interfaces switchport"])["show interfaces switchport"]
+        self._current = running
+        self._encapsulation = needs_trunk_encapsulation(
+            None if "Invalid input" in switchport else switchport, f.get("model", ""))
         return DeviceFacts(hostname=f.get("hostname", ""), model=f.get("model", ""),
                            os_version=f.get("os_version", ""),
                            interfaces=tuple(f.get("interface_list", ())),
@@ -209,8 +262,13 @@ class IosDriver(SwitchDriver):
         return out
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
-        """Render ``templates/harmless.j2`` (pure; see :func:`render.render_config`)."""
-        return render_config(access, trunks)
+        """Render ``templates/harmless.j2`` (see :func:`render.render_config`).
+
+        Uses what the last :meth:`facts` read (no device access here): the running config, for the
+        conversion-hazard cleanup lines, and the trunk-encapsulation decision. Before any ``facts()`` it
+        renders without cleanup and without the encapsulation line.
+        """
+        return render_config(access, trunks, current=self._current, trunk_encapsulation=self._encapsulation)
 
     # ------------------------------------------------------------------ candidate workflow
     def load_merge(self, config: str) -> str:
@@ -221,6 +279,7 @@ class IosDriver(SwitchDriver):
         """
         dev = self._dev()
         self._call("load merge candidate", dev.load_merge_candidate, config=config)
+        self._candidate = config
         return self._call("compare config", dev.compare_config)
 
     def discard(self) -> None:
@@ -247,6 +306,13 @@ class IosDriver(SwitchDriver):
             self._call("commit (confirm in %ss)" % revert_in, dev.commit_config, revert_in=revert_in)
         else:
             self._call("commit", dev.commit_config)
+        candidate, self._candidate = self._candidate, None
+        if candidate:
+            missing = unapplied(candidate, self.running_config())
+            if missing:
+                raise CommitError(self.where, "the device did not apply " + "; ".join(missing[:3])
+                                  + " (IOS refused a line with 'Command rejected', which a merge does not report)",
+                                  "check the port's mode/nonegotiate/encapsulation lines on the device")
 
     def confirm(self) -> None:
         """Confirm a commit-confirm commit."""
@@ -266,10 +332,22 @@ class IosDriver(SwitchDriver):
             The diff the device reported before the replace ('' when already equal). The replace is
             committed even then, so the running config text is re-established exactly.
 
+        A port that changes ``switchport mode`` is first moved to its saved mode by a small line-wise merge
+        (:func:`hazards.replace_bridge`), because IOS's replace cannot change the mode of a
+        ``switchport nonegotiate`` port (or drop the encapsulation of a trunk) and would abort.
+
         Raises:
             CommitError: the device refused the replace.
         """
         dev = self._dev()
+        bridge = replace_bridge(self.running_config(), saved_config)
+        if bridge:                                   # see hazards.py: nonegotiate / encapsulation ports
+            lines = [ln for ln in bridge.splitlines() if ln.strip() not in ("!", "end")]
+            out = self._call("pre-replace mode changes", dev.device.send_config_set, lines)
+            if "Command rejected" in out or "Invalid input" in out:
+                raise CommitError(self.where, "pre-replace mode changes were refused: "
+                                  + device_message(self._redact(out)), "restore the saved config by hand")
+            log.info("ios %s: set %d port mode(s) before configure replace", self.where, bridge.count("interface "))
         self._call("load replace candidate", dev.load_replace_candidate, config=saved_config)
         diff = self._call("compare config", dev.compare_config)
         self._call("restore (configure replace)", dev.commit_config)
@@ -277,4 +355,4 @@ class IosDriver(SwitchDriver):
         return diff
 
 
-__all__ = ["IosDriver", "device_message"]
+__all__ = ["IosDriver", "device_message", "unapplied"]

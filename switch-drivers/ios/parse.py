@@ -108,3 +108,64 @@ def parse_vlans(config_text: str) -> dict[int, str]:
                 name = m.group(1)
         out[int(obj.text.split()[1])] = name
     return out
+
+
+def interface_lines(config_text: str) -> dict[str, list[str]]:
+    """``{interface name: [child lines, whitespace-normalised]}`` for every ``interface`` block (pure).
+
+    Args:
+        config_text: IOS configuration text.
+
+    Returns:
+        Child lines in config order, e.g. ``{"FastEthernet0/7": ["switchport mode access",
+        "switchport nonegotiate"]}``.
+    """
+    parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
+    return {intf.text.split(None, 1)[1].strip(): [" ".join(c.text.split()) for c in intf.children]
+            for intf in parse.find_objects(r"^interface\s+\S+")}
+
+
+#: Catalyst families whose trunks default to ISL/DTP encapsulation "negotiate" (Catalyst 3560/3750/4500/6500
+#: configuration guides, "Configuring VLAN trunks"); used only when ``show interfaces switchport`` is unavailable.
+ISL_CAPABLE_MODEL = re.compile(r"^(WS-)?C?(3550|3560|3750|4[59]\d\d|65\d\d|76\d\d)", re.I)
+
+
+def needs_trunk_encapsulation(switchport_text: str | None, model: str = "") -> bool:
+    """Whether ``switchport trunk encapsulation dot1q`` must precede ``switchport mode trunk``.
+
+    Args:
+        switchport_text: ``show interfaces switchport`` output, or None when the device did not answer it.
+        model: the device model (``WS-C3750X-48P``), the fallback when ``switchport_text`` says nothing.
+
+    Returns:
+        True when any port reports ``Administrative Trunking Encapsulation: negotiate`` or ``isl``
+        (an ISL-capable platform); False when ports report ``dot1q`` (dot1q-only, e.g. 2960, where the
+        command does not exist); otherwise whether ``model`` is an ISL-capable family.
+    """
+    if switchport_text:
+        modes = set(re.findall(r"Administrative Trunking Encapsulation:\s*(\S+)", switchport_text))
+        if modes & {"negotiate", "isl"}:
+            return True
+        if modes:
+            return False
+    return bool(ISL_CAPABLE_MODEL.match(model or ""))
+
+
+def parse_switchport_operational(switchport_text: str) -> dict[str, dict]:
+    """Operational per-port VLAN state from ``show interfaces switchport`` (ntc-templates, textfsm).
+
+    Args:
+        switchport_text: the command's output.
+
+    Returns:
+        ``{short interface name (Fa0/7): {"admin_mode", "oper_mode", "access_vlan", "native_vlan",
+        "trunking_vlans", "negotiation"}}`` as the ntc-templates ``cisco_ios_show_interfaces_switchport``
+        template reads them (strings, ``trunking_vlans`` a list such as ``["107", "110-112"]`` or ``["ALL"]``).
+    """
+    from ntc_templates.parse import parse_output
+
+    rows = parse_output(platform="cisco_ios", command="show interfaces switchport", data=switchport_text)
+    return {r["interface"]: {"admin_mode": r["admin_mode"], "oper_mode": r["mode"],
+                             "access_vlan": r["access_vlan"], "native_vlan": r["native_vlan"],
+                             "trunking_vlans": r["trunking_vlans"], "negotiation": r["switchport_negotiation"]}
+            for r in rows}

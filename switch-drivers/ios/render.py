@@ -7,6 +7,7 @@ from pathlib import Path
 import jinja2
 
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
+from harmless.switch_drivers.ios.parse import interface_lines, parse_port_states, parse_vlans
 from harmless.switch_drivers.ios.vids import MAX_VID, MIN_VID, format_vid_ranges
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -27,23 +28,83 @@ def _check_interface(name: str) -> None:
         raise ValueError(f"interface name {name!r} is not an IOS interface name (e.g. FastEthernet0/7)")
 
 
-def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+#: VLAN names HARMLESS writes start with this (see ``harmless.plan.vlan_name``: ``harmless-<switch>-p<n>``);
+#: only such VLANs are ever removed by a render.
+OWN_VLAN_PREFIX = "harmless-"
+
+
+def _current_interfaces(current: str | None) -> dict[str, list[str]]:
+    return interface_lines(current) if current else {}
+
+
+def _access_cleanup(lines: list[str]) -> list[str]:
+    """``no`` lines that a merge to access/dot1q-tunnel would otherwise leave on a former trunk."""
+    out = []
+    if any(ln.startswith("switchport trunk allowed vlan") for ln in lines):
+        out.append("no switchport trunk allowed vlan")
+    if any(ln.startswith("switchport trunk native vlan") for ln in lines):
+        out.append("no switchport trunk native vlan")
+    return out
+
+
+def _trunk_cleanup(lines: list[str], vids: tuple[int, ...]) -> list[str]:
+    """``no`` lines for a port turned trunk: a stale access VLAN, a native VLAN that is one of ``vids``."""
+    out = []
+    if any(ln.startswith("switchport access vlan") for ln in lines):
+        out.append("no switchport access vlan")
+    for ln in lines:
+        m = re.match(r"switchport trunk native vlan (\d+)$", ln)
+        if m and int(m.group(1)) in vids:         # would leave that HARMLESS VLAN untagged on the trunk
+            out.append("no switchport trunk native vlan")
+    return out
+
+
+def _stale_vlans(current: str | None, keep: set[int], changed: set[str]) -> list[int]:
+    """HARMLESS VLANs (name prefix) in ``current`` that are not in ``keep`` and no unchanged port uses."""
+    if not current:
+        return []
+    used: set[int] = set()
+    for name, state in parse_port_states(current).items():
+        if name in changed:
+            continue
+        if state.access_vid is not None:
+            used.add(state.access_vid)
+        if state.allowed_vids is not None:
+            used.update(state.allowed_vids)
+    return sorted(vid for vid, name in parse_vlans(current).items()
+                  if name.startswith(OWN_VLAN_PREFIX) and vid not in keep and vid not in used)
+
+
+def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, current: str | None = None,
+                  trunk_encapsulation: bool = False) -> str:
     """Render the merge candidate that makes each access port its own VLAN and trunks carry them.
 
     Args:
-        access: access-port changes; VIDs 1..4094, names 1-32 chars of ``[A-Za-z0-9_.-]``.
+        access: access-port changes; VIDs 1..4094, names 1-32 chars of ``[A-Za-z0-9_.-]``. With ``qinq`` the
+            port becomes ``switchport mode dot1q-tunnel`` (its VID is the outer S-tag, TPID 0x8100).
         trunks: trunk changes; each carries exactly its ``vids`` (IOS range syntax in the output).
+        current: the device's running config (``show running-config`` text) or None. When given, the render
+            also removes what a merge would leave behind (the conversion hazards): trunk lines on a port
+            turned access, ``switchport access vlan`` on a port turned trunk, a trunk native VLAN that is one
+            of the trunk's HARMLESS VIDs, and HARMLESS VLANs (name prefix :data:`OWN_VLAN_PREFIX`) of an
+            earlier plan that no unchanged port uses (``no vlan N``).
+        trunk_encapsulation: the platform is ISL-capable (3560/3750/4500/6500: encapsulation defaults to
+            "negotiate"); emit ``switchport trunk encapsulation dot1q`` before ``switchport mode trunk``.
+            Dot1q-only platforms (2960) reject that command, so it must be False there.
 
     Returns:
-        IOS config text: ``vlan`` blocks (sorted by VID; trunk-only VIDs unnamed), then access
-        ``interface`` blocks, then trunk blocks, ending with ``end``. Same input → same text.
+        IOS config text: ``vlan`` blocks (sorted by VID; trunk-only VIDs unnamed), access ``interface``
+        blocks, trunk blocks, ``no vlan`` lines, ``end``. Same input → same text. Rendering against the
+        config this candidate produces gives the same text without cleanup lines, so a second merge is empty.
 
     Raises:
         ValueError: bad VID, VLAN name or interface name; one VID given two names; one interface
-            changed twice.
+            changed twice; ``stag_tpid`` other than 0x8100 on a trunk (IOS dot1q-tunnel always uses 0x8100).
     """
     vlans: dict[int, str] = {}
     seen: set[str] = set()
+    cur = _current_interfaces(current)
+    access_rows = []
     for a in access:
         _check_vid(a.vid, a.interface)
         _check_interface(a.interface)
@@ -55,15 +116,24 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> 
         if a.interface in seen:
             raise ValueError(f"interface {a.interface} is changed twice")
         seen.add(a.interface)
+        access_rows.append({"interface": a.interface, "vid": a.vid,
+                            "mode": "dot1q-tunnel" if a.qinq else "access",
+                            "cleanup": _access_cleanup(cur.get(a.interface, []))})
     trunk_rows = []
     for t in trunks:
         _check_interface(t.interface)
         if t.interface in seen:
             raise ValueError(f"interface {t.interface} is changed twice")
+        if t.stag_tpid != 0x8100:
+            raise ValueError(f"{t.interface}: IOS dot1q-tunnel puts TPID 0x8100 on the outer tag, not "
+                             f"{t.stag_tpid:#06x}")
         seen.add(t.interface)
         for vid in t.vids:
             _check_vid(vid, t.interface)
             vlans.setdefault(vid, "")
-        trunk_rows.append((t.interface, format_vid_ranges(t.vids)))
-    return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=list(access),
-                                                   trunks=trunk_rows)
+        trunk_rows.append({"interface": t.interface, "allowed": format_vid_ranges(t.vids),
+                           "cleanup": _trunk_cleanup(cur.get(t.interface, []), tuple(t.vids))})
+    remove = _stale_vlans(current, set(vlans), seen)
+    return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=access_rows,
+                                                   trunks=trunk_rows, remove_vlans=remove,
+                                                   encapsulation=bool(trunk_encapsulation))

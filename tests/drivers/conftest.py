@@ -172,3 +172,21 @@ def start_switch(tmp_path):
     finally:
         for sw in started:
             sw.stop()
+
+
+@pytest.fixture(scope="module")
+def module_switches(tmp_path_factory):
+    """Module-scoped factory: ``module_switches(*extra_args, **kw)`` starts a lab switch (see
+    :func:`start_fakeswitch`) shared by the module's tests; all are stopped at module teardown."""
+    started: list[FakeSwitch] = []
+
+    def start(*extra_args: str, **kw) -> FakeSwitch:
+        sw = start_fakeswitch(tmp_path_factory.mktemp(f"hl-i-sw{len(started)}"), *extra_args, **kw)
+        started.append(sw)
+        return sw
+
+    try:
+        yield start
+    finally:
+        for sw in started:
+            sw.stop()

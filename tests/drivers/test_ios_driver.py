@@ -25,7 +25,7 @@ def test_facts_and_capabilities(module_switch):
         facts = drv.facts()
         caps = drv.capabilities
         links = drv.link_states()
-    assert (facts.hostname, facts.model) == ("sw1", "WS-C3750G-24TS-1U")
+    assert (facts.hostname, facts.model) == ("sw1", "WS-C2960-24TT-L")
     assert "12.2" in facts.os_version
     assert {f"FastEthernet0/{i}" for i in range(1, 25)} | {"GigabitEthernet0/1", "GigabitEthernet0/2"} <= set(facts.interfaces)
     assert facts.vlans == {1: "default", 100: "users", 101: "printers"}

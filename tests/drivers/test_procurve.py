@@ -1,0 +1,105 @@
+"""ProcurveDriver (real netmiko ``hp_procurve``, real SSH) against the lab's tiny ProCurve CLI emulator."""
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harmless.demo import free_port
+from harmless.errors import CommitError
+from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
+from harmless.switch_drivers.procurve.driver import ProcurveDriver
+
+pytest.importorskip("fake_switches", reason="fake_switches (its Twisted SSH transport) is not installed")
+
+PASSWORD = "Pc-Pw-91ab-test"
+STARTUP = 'vlan 100\nname "users"\nuntagged 7-8\nexit\nvlan 105\nname "harmless-sw2-p9"\ntagged 25\nexit\n'
+ACCESS = [AccessPortChange("7", 107, "harmless-sw2-p1"), AccessPortChange("8", 108, "harmless-sw2-p2")]
+TRUNKS = [TrunkChange("25", (107, 108))]
+
+
+def _start(tmp: Path, *extra: str):
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "pw").write_text(PASSWORD + "\n")
+    (tmp / "startup").write_text(STARTUP)
+    port = free_port()
+    log = open(tmp / "out.txt", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "harmless.lab.procurve_cli", "--listen-port", str(port),
+                             "--password-file", str(tmp / "pw"), "--startup-config", str(tmp / "startup"),
+                             "--log-file", str(tmp / "log"), *extra], stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, cwd=str(Path(__file__).resolve().parents[2]))
+    log.close()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError((tmp / "out.txt").read_text())
+
+
+def _stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def procurve(tmp_path_factory):
+    proc, port = _start(tmp_path_factory.mktemp("hl-i-procurve"))
+    yield port
+    _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def rejecting_procurve(tmp_path_factory):
+    proc, port = _start(tmp_path_factory.mktemp("hl-i-procurve-rej"), "--reject", r"^untagged 8$")
+    yield port
+    _stop(proc)
+
+
+def _drv(port):
+    return ProcurveDriver("127.0.0.1", port, "manager", PASSWORD, timeout=20)
+
+
+def test_facts_caps_apply_idempotent_restore(procurve):
+    with _drv(procurve) as drv:
+        caps = drv.capabilities
+        assert not caps.commit_confirm and not caps.replace and not caps.qinq and not caps.lag
+        facts = drv.facts()
+        assert facts.hostname == "sw2" and facts.vlans[100] == "users"
+        assert facts.ports["7"] == PortVlanState("7", "access", access_vid=100)
+        before = drv.running_config()
+        config = drv.render(ACCESS, TRUNKS)
+        assert config.endswith("no vlan 105\n")                       # stale HARMLESS VLAN of an earlier plan
+        diff = drv.apply(config)
+        assert "+vlan 107" in diff and "-vlan 105" in diff
+        facts = drv.facts()
+        assert facts.ports["7"] == PortVlanState("7", "access", access_vid=107)
+        assert facts.ports["25"] == PortVlanState("25", "trunk", native_vid=1, allowed_vids=(1, 107, 108))
+        assert 105 not in facts.vlans
+        assert drv.apply(drv.render(ACCESS, TRUNKS)) == ""            # idempotent
+        sent = drv.restore(before)
+        assert "no vlan 107" in sent and "vlan 105" in sent
+        assert drv.running_config() == before
+        with pytest.raises(NotImplementedError):
+            drv.commit(revert_in=60)
+
+
+def test_refused_line_leaves_the_original(rejecting_procurve):
+    with _drv(rejecting_procurve) as drv:
+        drv.facts()
+        before = drv.running_config()
+        with pytest.raises(CommitError) as exc:
+            drv.apply(drv.render(ACCESS, TRUNKS))
+        assert "untagged 8" in str(exc.value) and "Invalid input" in str(exc.value)
+        assert "original running config is back (verified)" in str(exc.value)
+        assert drv.running_config() == before
+        assert PASSWORD not in str(exc.value)
