@@ -45,7 +45,8 @@ def port_ovs_state(port) -> dict:
     Returns:
         ``{"vlan_mode": str, "tag": int, "trunks": list[int]}``:
         access or no mode (IOS dynamic, which with a non-negotiating peer is access) → ``access``,
-        tag = access VLAN (default 1); ``dot1q-tunnel`` → OVS ``dot1q-tunnel``; trunk →
+        tag = access VLAN (default 1); ``dot1q-tunnel`` → OVS ``dot1q-tunnel`` with ``qinq_ethtype`` ``802.1q``
+        (Cisco's S-tag TPID is 0x8100); trunk →
         ``native-untagged`` with tag = native VLAN (default 1, untagged as on IOS) and
         trunks = allowed VLANs (``[]`` = all). An IOS ``allowed vlan none`` trunk becomes
         ``trunks=[native]`` (OVS cannot express "nothing"). ``shutdown`` is not mirrored.
@@ -61,8 +62,9 @@ def port_ovs_state(port) -> dict:
             elif not trunks:
                 trunks = [native]
         return {"vlan_mode": "native-untagged", "tag": native, "trunks": trunks}
-    mode = "dot1q-tunnel" if port.mode == "dot1q-tunnel" else "access"
-    return {"vlan_mode": mode, "tag": port.access_vlan or 1, "trunks": []}
+    if port.mode == "dot1q-tunnel":    # Cisco dot1q-tunnel: the outer (S-)tag is 0x8100, not OVS's 802.1ad default
+        return {"vlan_mode": "dot1q-tunnel", "tag": port.access_vlan or 1, "trunks": [], "qinq_ethtype": "802.1q"}
+    return {"vlan_mode": "access", "tag": port.access_vlan or 1, "trunks": []}
 
 
 def desired_ovs_ports(switch_configuration, port_map: dict[str, str]) -> dict[str, dict]:
