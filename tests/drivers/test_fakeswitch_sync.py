@@ -96,9 +96,11 @@ def test_switch_config_drives_ovs_ports(ovsdb, start_switch):
                               AccessPortChange("FastEthernet0/10", 110, "hl110", qinq=True)],
                              [TrunkChange("GigabitEthernet0/1", (107, 110))]))
         tagged = {"fa0-7": {"tag": 107, "trunks": [], "vlan_mode": "access"},
-                  "fa0-10": {"tag": 110, "trunks": [], "vlan_mode": "dot1q-tunnel", "qinq_ethtype": "802.1q"},   # QinQ port
+                  "fa0-10": {"tag": 110, "trunks": [], "vlan_mode": "dot1q-tunnel"},   # QinQ port
                   "gi0-1": {"tag": 1, "trunks": [107, 110], "vlan_mode": "native-untagged"}}
         assert _wait_for(ovsdb, tagged) == tagged, sw.log()
+        # Cisco dot1q-tunnel puts a 0x8100 S-tag on the trunk, not OVS's 802.1ad default
+        assert _vsctl(ovsdb, "get", "Port", "fa0-10", "other_config:qinq-ethtype").strip('"') == "802.1q"
 
         drv.restore(before)
         assert _wait_for(ovsdb, initial) == initial, sw.log()
