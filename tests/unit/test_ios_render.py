@@ -211,7 +211,7 @@ def _port(mode=None, access=None, trunk=None, native=None):
     (_port(), {"vlan_mode": "access", "tag": 1, "trunks": []}),
     (_port(access=107), {"vlan_mode": "access", "tag": 107, "trunks": []}),
     (_port("access", 110), {"vlan_mode": "access", "tag": 110, "trunks": []}),
-    (_port("dot1q-tunnel", 300), {"vlan_mode": "dot1q-tunnel", "tag": 300, "trunks": []}),
+    (_port("dot1q-tunnel", 300), {"vlan_mode": "dot1q-tunnel", "tag": 300, "trunks": [], "qinq_ethtype": "802.1q"}),
     (_port("trunk"), {"vlan_mode": "native-untagged", "tag": 1, "trunks": []}),
     (_port("trunk", trunk=[110, 107], native=99), {"vlan_mode": "native-untagged", "tag": 99, "trunks": [107, 110]}),
     (_port("trunk", trunk=list(range(1, 4097))), {"vlan_mode": "native-untagged", "tag": 1, "trunks": []}),
