@@ -50,7 +50,7 @@ def _preflight() -> None:
                    "(default: all, ~20-25 min on 2 vCPUs).")
 @click.option("--trial-seconds", type=float, default=1.0, show_default=True,
               help="paper: length of one RFC 2544 trial (RFC 2544 says 60-120 s; longer = slower suite).")
-@click.option("--max-trials", type=int, default=8, show_default=True,
+@click.option("--max-trials", type=int, default=6, show_default=True,
               help="paper: search steps per NDR/PDR search and system.")
 @click.option("--retries", type=int, default=1, show_default=True,
               help="paper: repeat a lossy trial this often before the rate counts as lossy (0 = strict RFC 2544).")

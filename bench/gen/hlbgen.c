@@ -184,6 +184,9 @@ static void do_run(char *args)
 	uint64_t hz = rte_get_tsc_hz();
 	uint64_t sent[MAX_PORTS] = {0}, fail[MAX_PORTS] = {0}, expected[MAX_PORTS] = {0}, rcv[MAX_PORTS] = {0};
 	uint32_t tidx[MAX_PORTS] = {0};
+	struct rte_mbuf *stash[MAX_PORTS][BURST];   /* max-rate mode: frames the vring refused, sent next */
+	unsigned nstash[MAX_PORTS] = {0};
+	int maxrate;
 	uint64_t seq[MAX_PORTS] = {0};
 	uint64_t nombuf = 0, lat_n = 0, lat_min = UINT64_MAX, lat_max = 0, lat_unmatched = 0, rx_other = 0;
 	double lat_sum = 0;
@@ -206,6 +209,8 @@ static void do_run(char *args)
 		if (!tmpls[tx[i]].n) { printf("error run: no templates loaded for port %u\n", tx[i]); return; }
 	memset(hist, 0, sizeof(hist));
 	memset(ring_tsc, 0, sizeof(ring_tsc));
+	/* rate >= 1e9 pps = "as fast as the SUT takes them": refused frames are retried, not dropped (RFC 2889 MFR) */
+	maxrate = rate >= 1e9;
 	per_tsc = rate / ntx / (double)hz;
 	t0 = rte_rdtsc();
 	t_end = t0 + (uint64_t)(dur * hz);
@@ -221,6 +226,14 @@ static void do_run(char *args)
 				unsigned n, k, nb;
 				if (count && due > count) due = count;
 				if (!(count && have >= count)) done = 0;
+				if (maxrate && nstash[i]) {
+					unsigned ns = nstash[i];
+					nb = rte_eth_tx_burst(tx[i], 0, stash[i], (uint16_t)ns);
+					sent[i] += nb;
+					if (nb < ns) memmove(stash[i], stash[i] + nb, (ns - nb) * sizeof(stash[i][0]));
+					nstash[i] = ns - nb;
+					continue;
+				}
 				if (due <= have) continue;
 				n = (unsigned)(due - have > BURST ? BURST : due - have);
 				if (rte_pktmbuf_alloc_bulk(pool, m, n) != 0) { nombuf++; continue; }
@@ -240,9 +253,14 @@ static void do_run(char *args)
 					if (++tidx[i] == tmpls[tx[i]].n) tidx[i] = 0;
 				}
 				nb = rte_eth_tx_burst(tx[i], 0, m, (uint16_t)n);
-				if (nb < n) rte_pktmbuf_free_bulk(&m[nb], n - nb);
 				sent[i] += nb;
-				fail[i] += n - nb;
+				if (nb < n && maxrate) {
+					memcpy(stash[i], &m[nb], (n - nb) * sizeof(m[0]));
+					nstash[i] = n - nb;
+				} else if (nb < n) {
+					rte_pktmbuf_free_bulk(&m[nb], n - nb);
+					fail[i] += n - nb;
+				}
 			}
 			if ((count && done) || now >= t_end) {
 				sending = 0;
@@ -283,6 +301,8 @@ static void do_run(char *args)
 		if (!sending && now - t_tx_end > (uint64_t)drain_ms * hz / 1000)
 			break;
 	}
+	for (i = 0; i < ntx; i++)      /* unsent leftovers of max-rate mode were never offered */
+		if (nstash[i]) rte_pktmbuf_free_bulk(stash[i], nstash[i]);
 	{
 		uint64_t s_tot = 0, f_tot = 0, e_tot = 0, r_tot = 0;
 		double tx_s = (double)(t_tx_end - t0) / (double)hz;
