@@ -102,15 +102,33 @@ def l2_traffic(wl: Workload, n_flows: int, frame_size: int, vid: int | None = No
 
 
 def l3_traffic(wl: Workload, n_flows: int, frame_size: int, vid: int | None = None) -> list[Template]:
-    """Flows to hosts inside the routes whose next hop is on port B (round-robin over those routes)."""
+    """Flows to hosts whose longest-prefix match is a route with its next hop on port B (round-robin over those
+    routes; a host inside a more specific route towards port A is skipped)."""
     nh = wl.params.get("n_nexthops", 4)
-    dests = [ipaddress.ip_network(wl.params.get("ip_b", "198.19.0.1") + "/24", strict=False)]
-    dests += [p for i, p in enumerate(_prefixes(max(wl.n_rules - 2, 0))) if (i % nh) % 2 == 0]
-    out = []
-    for k in range(n_flows):
+    host_b = ipaddress.ip_network(wl.params.get("ip_b", "198.19.0.1") + "/24", strict=False)
+    routes = {host_b: True}
+    for i, p in enumerate(_prefixes(max(wl.n_rules - 2, 0))):
+        routes[p] = (i % nh) % 2 == 0
+    lens = sorted({p.prefixlen for p in routes}, reverse=True)
+
+    def to_b(addr: ipaddress.IPv4Address) -> bool:
+        for plen in lens:                                        # longest prefix first
+            hit = routes.get(ipaddress.ip_network(f"{addr}/{plen}", strict=False))
+            if hit is not None:
+                return hit
+        return False
+
+    dests = [p for p, b in routes.items() if b]
+    out: list[Template] = []
+    k = 0
+    while len(out) < n_flows and k < 20 * n_flows:
         net = dests[k % len(dests)]
         host = net.network_address + 1 + (k // len(dests)) % max(net.num_addresses - 2, 1)
-        out.append(frame(MAC_B, MAC_A, _ip("198.18.0.2", k % 250), str(host), PROTO_UDP, 1024 + k % 60000, 53,
+        k += 1
+        if not to_b(host):
+            continue
+        j = len(out)
+        out.append(frame(MAC_B, MAC_A, _ip("198.18.0.2", j % 250), str(host), PROTO_UDP, 1024 + j % 60000, 53,
                          frame_size, vid))
     return out
 

@@ -61,15 +61,18 @@ def test_l2_traffic_uses_n_destinations_behind_port_b():
     assert len({(_pkt(x)[IP].src, _pkt(x)[IP].dst) for x in tpls}) == 1000   # distinct hashes per flow
 
 
-def test_l3_traffic_hits_routes_to_port_b():
-    wl = w.l3_workload(100)
+@pytest.mark.parametrize("n_routes", [10, 100, 3000])
+def test_l3_traffic_hits_routes_to_port_b(n_routes):
+    wl = w.l3_workload(n_routes)
     groups_b = {int(re.search(r"group_id=(\d+)", g).group(1)) for g in wl.groups if "output:10" in g}
     routes = []
     for f in wl.flows:
         m = re.search(r"priority=(\d+),ip,nw_dst=([0-9./]+),actions=group:(\d+)", f)
         if m:
             routes.append((int(m.group(1)), ipaddress.ip_network(m.group(2)), int(m.group(3))))
-    for x in t.traffic_for(wl, 300, 64):
+    tpls = t.traffic_for(wl, 300, 64)
+    assert len(tpls) == 300
+    for x in tpls:
         dst = ipaddress.ip_address(_pkt(x)[IP].dst)
         best = max((r for r in routes if dst in r[1]), key=lambda r: r[0])     # longest prefix
         assert best[2] in groups_b
