@@ -40,27 +40,57 @@ def _preflight() -> None:
               help="Folder for raw results (JSON/CSV), plots and the Markdown summary.")
 @click.option("--json", "as_json", is_flag=True, help="Last line of output is one JSON object.")
 @click.option("--duration", type=float, default=None, help="Seconds per measurement window.")
-@click.option("--rounds", type=int, default=5, show_default=True, help="Alternating rounds per system (medians).")
+@click.option("--rounds", type=int, default=None, help="Alternating rounds per system (medians) [quick: 5, paper: 2].")
 @click.option("--hugepages/--no-hugepages", default=False, show_default=True,
               help="2 MiB hugepages for OVS and testpmd (default: --no-huge, memfd-backed).")
 @click.option("--baseline/--no-baseline", default=None,
               help="Also measure (c), the DPDK io-forwarding baseline (default: on for paper, off for quick).")
-def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline):
+@click.option("--parts", default=None, metavar="LIST",
+              help="paper: comma-separated subset of loop,experiments,frames,l2,l3,lb,gateway,control,baseline "
+                   "(default: all, ~20-25 min on 2 vCPUs).")
+@click.option("--trial-seconds", type=float, default=1.0, show_default=True,
+              help="paper: length of one RFC 2544 trial (RFC 2544 says 60-120 s; longer = slower suite).")
+@click.option("--max-trials", type=int, default=6, show_default=True,
+              help="paper: search steps per NDR/PDR search and system.")
+@click.option("--retries", type=int, default=1, show_default=True,
+              help="paper: repeat a lossy trial this often before the rate counts as lossy (0 = strict RFC 2544).")
+@click.option("--frame-sizes", default="64,128,256,512,1024,1280,1518", show_default=True,
+              help="paper: frame sizes (bytes, with FCS).")
+def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline, parts, trial_seconds, max_trials,
+          retries, frame_sizes):
     """Benchmark the HARMLESS server path against the same pipeline on plain OVS-DPDK, in one run.
 
     Mpps figures of --quick are RFC 2889 maximum forwarding rates in a closed testpmd loop (labelled so in
     the output); OVS cycles/packet (pmd-stats-show) are recorded next to them. --suite paper adds the frame-size
-    sweep, the use-case workloads with growing rule counts, the translator/OVS-settings experiments and the
-    RFC 2544 zero-loss search where the generator can pace traffic.
+    sweep, the use-case workloads (L2, L3, load balancer + ACL, access gateway) with growing rule/flow counts measured
+    with a paced DPDK generator (RFC 2544 NDR/PDR throughput, RFC 2889 MFR, latency), the control-plane timings
+    (reactive flow setup, rule installation with/without bundles) and the translator/OVS-settings experiments.
+    The paced generator (bench/gen/hlbgen.c) is compiled on first use (needs gcc, pkg-config, dpdk-dev).
     """
     if suite is None:
         suite = "quick" if quick or out_dir is None else "paper"
+    from harmless.bench.paper import ALL_PARTS
+    chosen = tuple(p.strip() for p in parts.split(",")) if parts else ALL_PARTS
+    bad = [p for p in chosen if p not in ALL_PARTS]
+    if bad:
+        raise click.BadParameter(f"unknown part(s) {', '.join(bad)}; choose from {','.join(ALL_PARTS)}",
+                                 param_hint="--parts")
+    if baseline is False:
+        chosen = tuple(p for p in chosen if p != "baseline")
+    try:
+        sizes = tuple(int(x) for x in frame_sizes.split(","))
+    except ValueError:
+        raise click.BadParameter("comma-separated integers, e.g. 64,512,1518", param_hint="--frame-sizes")
+    if any(x < 64 or x > 1518 for x in sizes):
+        raise click.BadParameter("frame sizes must be within 64..1518", param_hint="--frame-sizes")
+    if trial_seconds <= 0 or max_trials < 1 or retries < 0:
+        raise click.BadParameter("need --trial-seconds > 0, --max-trials >= 1, --retries >= 0")
     _preflight()
     progress = _progress(False)
     try:
         if suite == "quick":
             from harmless.bench.quick import run_quick
-            res = run_quick(duration=duration or 3.0, rounds=rounds, hugepages=hugepages,
+            res = run_quick(duration=duration or 3.0, rounds=rounds or 5, hugepages=hugepages,
                             baseline=bool(baseline), progress=progress)
             if out_dir:
                 out_dir.mkdir(parents=True, exist_ok=True)
@@ -76,10 +106,15 @@ def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline)
                 slim = {k: v for k, v in res.items() if k != "samples"}
                 click.echo(json.dumps(slim, sort_keys=True))
         else:
+            from harmless.bench.hlbgen import build
             from harmless.bench.paper import run_paper
+            from harmless.bench.rfc2544 import SearchSettings
             out_dir = out_dir or Path("bench-results")
-            res = run_paper(out_dir, duration=duration or 3.0, hugepages=hugepages,
-                            baseline=True if baseline is None else baseline, progress=progress)
+            progress(f"paced generator: {build()}")
+            res = run_paper(out_dir, duration=duration or 2.0, rounds=rounds or 2,
+                            hugepages=hugepages, parts=chosen, frame_sizes=sizes,
+                            settings=SearchSettings(trial_s=trial_seconds, max_trials=max_trials, retries=retries),
+                            progress=progress)
             click.echo(f"results, plots and summary in {out_dir}/ (summary.md)")
             if as_json:
                 click.echo(json.dumps(res.get("headline", {}), sort_keys=True))

@@ -58,14 +58,15 @@ def port_workload(port_a: int = 7, port_b: int = 10) -> Workload:
 def l2_workload(n_macs: int = 2, port_a: int = 7, port_b: int = 10) -> Workload:
     """L2 switching: one ``dl_dst`` rule per destination MAC (1 to 100k), unknown destinations dropped.
 
-    The two generator MACs are always present; ``n_macs - 2`` further MACs are spread over both ports.
+    The two generator MACs are always present; ``n_macs - 2`` further MACs are hosts behind port_b (the paced
+    generator sends A -> B to all of them, :func:`harmless.bench.traffic.l2_traffic`).
     """
     if n_macs < 1:
         raise ValueError("n_macs must be >= 1")
     flows = [f"table=0,priority=100,dl_dst={MAC_B},actions=output:{port_b}",
              f"table=0,priority=100,dl_dst={MAC_A},actions=output:{port_a}"]
     for i in range(max(n_macs - 2, 0)):
-        flows.append(f"table=0,priority=100,dl_dst={mac_n(i)},actions=output:{port_a if i % 2 else port_b}")
+        flows.append(f"table=0,priority=100,dl_dst={mac_n(i)},actions=output:{port_b}")
     flows.append("table=0,priority=0,actions=drop")
     return Workload("l2", tuple(flows), n_rules=max(n_macs, 2), note="exact dl_dst match, output")
 
@@ -166,7 +167,8 @@ def gateway_workload(n_ces: int = 10, users_per_ce: int = 20, port_a: int = 7, p
               f"table=2,priority=10,ip,actions=set_field:{MAC_A}->eth_dst,output:{port_a}",
               "table=0,priority=0,actions=drop"]
     return Workload("gateway", tuple(flows), n_rules=n_ces * users_per_ce,
-                    note="per-user SNAT (ip+udp port) and routes", params={"public_ip": public_ip})
+                    note="per-user SNAT (ip+udp port) and routes",
+                    params={"public_ip": public_ip, "n_ces": n_ces, "users_per_ce": users_per_ce})
 
 
 BUILDERS = {"port": port_workload, "l2": l2_workload, "l3": l3_workload, "lb-acl": lb_acl_workload,
