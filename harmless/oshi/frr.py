@@ -28,17 +28,31 @@ def frr_installed() -> bool:
     return all((FRR_DIR / d).exists() for d in DAEMONS) and shutil.which("vtysh") is not None
 
 
-def zebra_conf(hostname: str, log: Path) -> str:
-    return f"hostname {hostname}\nlog file {log}\n!\n"
+def zebra_conf(hostname: str, log: Path, src: str | None = None) -> str:
+    """zebra configuration; with ``src``, OSPF routes are installed with that preferred source address.
+
+    The node's loopback as source keeps the in-band control channel (and anything else the node originates) alive
+    across a link failure: an address of the failed link's subnet would stay "connected" elsewhere (the internal
+    port does not go down with the physical one), so replies to it would be black-holed.
+    """
+    text = f"hostname {hostname}\nlog file {log}\n!\n"
+    if src:
+        text += (f"route-map OSHI-SRC permit 10\n set src {src}\n!\n"
+                 "ip protocol ospf route-map OSHI-SRC\n!\n")
+    return text
 
 
-def ospfd_conf(hostname: str, router_id: str, ospf_ifaces: list[str], log: Path, hello_s: int = 1,
-               dead_s: int = 3) -> str:
-    """ospfd configuration: OSPF area 0 on ``ospf_ifaces`` (point-to-point), redistribute connected."""
+def ospfd_conf(hostname: str, router_id: str, ospf_ifaces: list[str], log: Path, hello_multiplier: int = 4) -> str:
+    """ospfd configuration: OSPF area 0 on ``ospf_ifaces`` (point-to-point), redistribute connected.
+
+    Fast hellos: dead interval 1 s with ``hello_multiplier`` hellos per second (FRR's ``ip ospf dead-interval
+    minimal hello-multiplier``): an internal port does not go down when its physical port does, so a failed link
+    is only noticed when hellos stop.
+    """
     lines = [f"hostname {hostname}", f"log file {log}", "!"]
     for i in ospf_ifaces:
         lines += [f"interface {i}", " ip ospf area 0", " ip ospf network point-to-point",
-                  f" ip ospf hello-interval {hello_s}", f" ip ospf dead-interval {dead_s}", "!"]
+                  f" ip ospf dead-interval minimal hello-multiplier {hello_multiplier}", "!"]
     lines += ["router ospf", f" ospf router-id {router_id}", " redistribute connected",
               " timers throttle spf 0 50 500", "!"]
     return "\n".join(lines) + "\n"

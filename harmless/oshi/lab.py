@@ -288,7 +288,7 @@ def _build(t: TopologyFile, plan: LabPlan, d: Path, progress, wait_s: float) -> 
     for n in plan.nodes.values():
         f = frrmod.Frr(frr_dir(t.name, n.name), n.netns)
         base = frr_dir(t.name, n.name)
-        f.start(frrmod.zebra_conf(n.name, base / "zebra.log"),
+        f.start(frrmod.zebra_conf(n.name, base / "zebra.log", n.loopback.split("/")[0]),
                 frrmod.ospfd_conf(n.name, n.loopback.split("/")[0], [p.internal for p in n.ports if p.peer],
                                   base / "ospfd.log"))
     progress("starting the OSHI controller (os-ken) in its namespace")

@@ -12,6 +12,7 @@ Served by the controller on a unix socket (and optionally TCP). JSON in, JSON ou
 """
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -33,10 +34,16 @@ def _record(rec, flows: bool = False) -> dict:
     return d
 
 
-def make_app(manager: ServiceManager, status: Callable[[], dict]) -> Callable:
-    """WSGI application over ``manager``; ``status()`` gives the /v1/status body."""
+def make_app(manager: ServiceManager, status: Callable[[], dict], lock=None) -> Callable:
+    """WSGI application over ``manager``; ``status()`` gives the /v1/status body; ``lock`` (a context manager)
+    serialises changes with the controller's own (re-route, audit)."""
+    lock = lock or contextlib.nullcontext()
 
     def handle(method: str, path: str, body: bytes) -> tuple[int, object]:
+        with lock:
+            return _handle(method, path, body)
+
+    def _handle(method: str, path: str, body: bytes) -> tuple[int, object]:
         parts = [p for p in path.split("/") if p]
         if parts[:1] != ["v1"]:
             return 404, {"error": {"where": path, "problem": "unknown path", "fix": "use /v1/status or /v1/services"}}

@@ -9,8 +9,10 @@ Run: ``OSHI_CONTROLLER_CONF=<conf.json> osken-manager --ofp-tcp-listen-port 6653
 What it does:
   * never touches the LME's flows (cookie :data:`~harmless.pipelines.oshi.lme.LME_COOKIE`): no flush on connect;
   * topology: LLDP and BDDP probes out of every port < 1000 (physical ports; internal ports are 1000+, VBP
-    patches 4000+), links learnt from the probes the LME sends back; a link is gone after a port-down status or
-    ``link_timeout_s`` without probes, and the services crossing it are re-routed (:meth:`ServiceManager.topology_changed`);
+    patches 4000+), links learnt from the probes the LME sends back; a link is gone after a port-down status, or
+    after ``link_timeout_s`` without probes while both its nodes still report probes on other links (in-band
+    control: a stalled control channel is not a link failure); the services crossing it are then re-routed
+    (:meth:`ServiceManager.topology_changed`);
   * services through :class:`~harmless.pipelines.oshi.manager.ServiceManager`; every FLOW_MOD batch ends with a
     barrier and OpenFlow errors fail the request (rolled back);
   * on (re)connect a node gets its services' flows again (restored from the state file, nothing reallocated).
@@ -27,6 +29,7 @@ import time
 from pathlib import Path
 
 import eventlet
+import eventlet.semaphore
 import eventlet.wsgi
 from os_ken.base import app_manager
 from os_ken.controller import ofp_event
@@ -39,7 +42,7 @@ from harmless.pipelines.oshi import ofmsg
 from harmless.pipelines.oshi.api import make_app
 from harmless.pipelines.oshi.lme import ETH_BDDP, ETH_LLDP
 from harmless.pipelines.oshi.manager import ServiceManager
-from harmless.pipelines.oshi.model import Link, NodeView, Topology
+from harmless.pipelines.oshi.model import COOKIE_BASE, Link, NodeView, Topology
 
 LLDP_MAC = "01:80:c2:00:00:0e"
 PROBE_SRC = "02:4f:53:48:49:ff"
@@ -90,17 +93,28 @@ class OshiController(app_manager.OSKenApp):
         self.interval = float(self.conf.get("discovery_interval_s", 1.0))
         self.timeout = float(self.conf.get("link_timeout_s", 5.0))
         self._waiting: dict[int, hub.Event] = {}
+        self._stats: dict[int, tuple[list, hub.Event]] = {}
+        self.last_rx: dict[str, float] = {}
+        self.lock = eventlet.semaphore.Semaphore(1)     # one service change at a time (API, re-route, audit)
         self._errors: dict[int, str] = {}
         self.manager = ServiceManager(Path(self.conf["state_file"]), self.topology, self,
                                       tuple(self.conf.get("label_range", (16, 1048575))), self.conf.get("seed"))
         self.logger.info("OSHI controller: %d services loaded from %s", len(self.manager.records),
                          self.conf["state_file"])
+        self.manager.run_parallel = self._run_parallel
         self.threads.append(hub.spawn(self._discovery_loop))
         self._start_api()
 
+    @staticmethod
+    def _run_parallel(thunks):
+        pool = eventlet.GreenPool(max(1, len(thunks)))
+        for t in thunks:
+            pool.spawn(t)
+        pool.waitall()
+
     # ------------------------------------------------------------------ API
     def _start_api(self):
-        app = make_app(self.manager, self.status)
+        app = make_app(self.manager, self.status, self.lock)
         path = self.conf.get("api_socket")
         if path:
             if os.path.exists(path):
@@ -138,12 +152,17 @@ class OshiController(app_manager.OSKenApp):
                         continue
                     for et in (ETH_LLDP, ETH_BDDP):
                         self._packet_out(dp, port, probe(dp.id, port, et))
-            expired = [k for k, (_, seen) in self.links.items() if now - seen > self.timeout]
+            # a link expires only when both its nodes still report probes on other ports: with in-band control,
+            # a node whose control channel stalls (e.g. while OSPF re-converges) reports nothing at all, and that
+            # is no evidence that its links failed
+            alive = {n for n, t in self.last_rx.items() if now - t < 2.5 * self.interval}
+            expired = [k for k, (ln, seen) in self.links.items()
+                       if now - seen > self.timeout and ln.a in alive and ln.b in alive]
             if expired:
                 for k in expired:
-                    self.logger.info("link %s timed out", k)
+                    self.logger.info("%.3f link %s timed out", time.time(), k)
                     del self.links[k]
-                self._topology_changed()
+                hub.spawn(self._topology_changed, time.time(), "link timeout: " + ", ".join(expired))
             hub.sleep(self.interval)
 
     def _packet_out(self, dp, port, data):
@@ -151,8 +170,13 @@ class OshiController(app_manager.OSKenApp):
         dp.send_msg(parser.OFPPacketOut(datapath=dp, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
                                         actions=[parser.OFPActionOutput(port)], data=data))
 
-    def _topology_changed(self):
-        evs = self.manager.topology_changed()
+    def _topology_changed(self, detected: float | None = None, cause: str = ""):
+        """Re-route affected services. Runs in its own green thread: waiting for barrier replies inside an event
+        handler would block the very event loop that delivers them."""
+        with self.lock:
+            evs = self.manager.topology_changed()
+        for ev in evs:
+            ev.update(detected=detected, cause=cause)
         for ev in evs:
             self.logger.info("re-route %s", ev)
 
@@ -197,9 +221,9 @@ class OshiController(app_manager.OSKenApp):
 
     def _restore(self, name: str):
         try:
-            n = self.manager.restore_node(name)
-            if n:
-                self.logger.info("node %s: %d service flows restored", name, n)
+            with self.lock:
+                r = self.manager.restore_node(name)
+            self.logger.info("node %s audited: %s", name, r)
         except Exception as e:  # noqa: BLE001
             self.logger.error("node %s: restoring service flows failed: %s", name, e)
 
@@ -216,8 +240,8 @@ class OshiController(app_manager.OSKenApp):
         self.ports.setdefault(name, {})[p.port_no] = {
             "name": p.name.decode() if isinstance(p.name, bytes) else p.name, "up": not down}
         if down and self._drop_links_on(name, p.port_no):
-            self.logger.info("node %s port %d down", name, p.port_no)
-            self._topology_changed()
+            self.logger.info("%.3f node %s port %d down", time.time(), name, p.port_no)
+            hub.spawn(self._topology_changed, time.time(), f"port down: {name} port {p.port_no}")
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
     def _packet_in(self, ev):
@@ -227,6 +251,7 @@ class OshiController(app_manager.OSKenApp):
         src = parse_probe(bytes(msg.data))
         if here is None or src is None:
             return
+        self.last_rx[here] = time.monotonic()
         there = self.by_dpid.get(src[0])
         if there is None or there == here:
             return
@@ -240,6 +265,15 @@ class OshiController(app_manager.OSKenApp):
         e = self._waiting.pop(ev.msg.xid, None)
         if e is not None:
             e.set()
+
+    @set_ev_cls(ofp_event.EventOFPFlowStatsReply, MAIN_DISPATCHER)
+    def _flow_stats(self, ev):
+        entry = self._stats.get(ev.msg.xid)
+        if entry is None:
+            return
+        entry[0].extend(ev.msg.body)
+        if not ev.msg.flags & ev.msg.datapath.ofproto.OFPMPF_REPLY_MORE:
+            entry[1].set()
 
     @set_ev_cls(ofp_event.EventOFPErrorMsg, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
     def _error(self, ev):
@@ -280,6 +314,21 @@ class OshiController(app_manager.OSKenApp):
     def delete_cookie(self, node, cookie):
         dp = self._dp(node)
         self._send_and_sync(dp, [ofmsg.delete_cookie(dp, cookie)])
+
+    def existing(self, node):
+        dp = self._dp(node)
+        ofp, parser = dp.ofproto, dp.ofproto_parser
+        req = parser.OFPFlowStatsRequest(dp, 0, ofp.OFPTT_ALL, ofp.OFPP_ANY, ofp.OFPG_ANY, COOKIE_BASE,
+                                         0xFFFFFF << 40, parser.OFPMatch())
+        dp.set_xid(req)
+        got, done = [], hub.Event()
+        self._stats[req.xid] = (got, done)
+        dp.send_msg(req)
+        ok = done.wait(timeout=10)
+        self._stats.pop(req.xid, None)
+        if not ok:
+            raise RuntimeError(f"node {node} did not answer the flow statistics request within 10 s")
+        return {ofmsg.stats_key(s) for s in got}
 
     def vsctl(self, node, args):
         db = self.node_cfg[node].get("ovsdb")

@@ -21,12 +21,17 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from harmless.otc.flows import Flow
-from harmless.pipelines.oshi.model import ServiceRecord, ServiceRequest, Topology
+from harmless.pipelines.oshi.model import COOKIE_BASE, ServiceRecord, ServiceRequest, Topology
 from harmless.pipelines.oshi.services import (ServiceError, new_id, plan_service, reroute, service_flows,
                                               vbp_del_vsctl, vbp_vsctl)
 
 log = logging.getLogger(__name__)
 STATE_VERSION = 1
+
+
+def flow_key(f: Flow) -> tuple:
+    """(table, priority, cookie, match) -- what identifies a flow in a switch's table."""
+    return f.table, f.priority, f.cookie, frozenset(f.match)
 
 
 class Installer(Protocol):
@@ -40,6 +45,9 @@ class Installer(Protocol):
 
     def vsctl(self, node: str, args: list[str]) -> None:
         """Run one ovs-vsctl transaction against ``node``'s OVSDB."""
+
+    def existing(self, node: str) -> set[tuple]:
+        """:func:`flow_key` of every service flow (cookie prefix COOKIE_BASE) now on ``node``."""
 
 
 class ServiceManager:
@@ -122,54 +130,82 @@ class ServiceManager:
         self._save()
         return rec
 
-    def restore_node(self, node: str) -> int:
-        """(Re)install the flows and VBPs of every service on ``node`` (after connect). Returns the flow count."""
+    def restore_node(self, node: str) -> dict:
+        """Audit ``node`` after it (re)connected: add the service flows it lacks, delete flows of services that no
+        longer exist, (re)create its VBPs. Flows already there are left alone (counters and durations keep running).
+
+        Returns ``{"present": n, "added": n, "stale_cookies_deleted": n}``.
+        """
         topo = self.topology()
-        n = 0
+        want: list[Flow] = []
         for rec in self.list():
             for v in rec.vbps:
                 if v.node == node:
                     self.installer.vsctl(node, vbp_vsctl(rec, v, topo.nodes[node].bridge))
-            flows = service_flows(rec).get(node, [])
-            if flows:
-                self.installer.install(node, flows)
-                n += len(flows)
-        return n
+            want += service_flows(rec).get(node, [])
+        have = self.installer.existing(node)
+        want_keys = {flow_key(f) for f in want}
+        live = {r.cookie for r in self.records.values()}
+        stale = sorted({k[2] for k in have} - live)
+        # a live service with flows it no longer wants here (e.g. re-routed while this node was unreachable):
+        # replace all of that service's flows on this node
+        redo = sorted({k[2] for k in have if k[2] in live and k not in want_keys})
+        for c in stale + redo:
+            self.installer.delete_cookie(node, c)
+        missing = [f for f in want if flow_key(f) not in have or f.cookie in redo]
+        if missing:
+            self.installer.install(node, missing)
+        return {"present": len(want) - len(missing), "added": len(missing), "stale_cookies_deleted": len(stale),
+                "services_replaced": len(redo)}
 
     def topology_changed(self) -> list[dict]:
-        """Re-route every service that crosses a link that is gone. Returns one event per re-routed service
-        (``{"service", "at", "ok", "error"?}``), also kept in :attr:`events`."""
+        """Re-route every service that crosses a link that is gone. Returns one event per affected service
+        (``{"service", "at", "ok", "error"?}``), also kept in :attr:`events`.
+
+        The new records are saved first; then every (service, node) update runs through :attr:`run_parallel`, so
+        that a node whose control channel is stalled (in-band control over the failed link) delays only its own
+        update; a node that could not be updated is repaired by the audit when it reconnects.
+        """
         topo = self.topology()
-        out = []
+        out, jobs = [], []
         for rec in self.list():
             try:
                 new = reroute(rec, topo, self.list(), self.label_range)
             except ServiceError as e:
-                ev = {"service": rec.name, "at": time.time(), "ok": False, "error": e.problem}
-                out.append(ev)
+                out.append({"service": rec.name, "at": time.time(), "ok": False, "error": e.problem})
                 log.warning("cannot re-route %s: %s", rec.name, e.problem)
                 continue
             if new is None:
                 continue
-            old_nodes = set(service_flows(rec))
-            try:
-                for node in sorted(old_nodes - set(service_flows(new))):
-                    self.installer.delete_cookie(node, rec.cookie)
-                for node, flows in sorted(service_flows(new).items()):
-                    self.installer.delete_cookie(node, rec.cookie)
-                    self.installer.install(node, flows)
-                ok, err = True, None
-            except Exception as e:  # noqa: BLE001
-                ok, err = False, str(e)
             self.records[rec.name] = new
             self._save()
-            ev = {"service": rec.name, "at": time.time(), "ok": ok}
-            if err:
-                ev["error"] = err
-            out.append(ev)
             log.info("re-routed %s: %s", rec.name, [s.nodes for s in new.segments])
+            ev = {"service": rec.name, "ok": True, "paths": [s.nodes for s in new.segments]}
+            out.append(ev)
+            new_flows = service_flows(new)
+            for node in sorted(set(service_flows(rec)) | set(new_flows)):
+                jobs.append((ev, node, rec.cookie, new_flows.get(node, [])))
+
+        def job(ev, node, cookie, flows):
+            try:
+                self.installer.delete_cookie(node, cookie)
+                if flows:
+                    self.installer.install(node, flows)
+            except Exception as e:  # noqa: BLE001
+                ev["ok"] = False
+                ev.setdefault("failed_nodes", {})[node] = str(e)
+
+        self.run_parallel([lambda j=j: job(*j) for j in jobs])
+        for ev in out:
+            ev.setdefault("at", time.time())
         self.events.extend(out)
         return out
+
+    @staticmethod
+    def run_parallel(thunks) -> None:
+        """Run callables; sequentially here, concurrently in the controller (green threads)."""
+        for t in thunks:
+            t()
 
     # ------------------------------------------------------------------ helpers
     def _apply(self, rec: ServiceRecord, topo: Topology) -> None:

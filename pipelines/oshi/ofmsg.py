@@ -141,3 +141,20 @@ def delete_cookie(dp, cookie: int) -> parser.OFPFlowMod:
     return parser.OFPFlowMod(datapath=dp, cookie=cookie, cookie_mask=0xFFFFFFFFFFFFFFFF, table_id=ofp.OFPTT_ALL,
                              command=ofp.OFPFC_DELETE, out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY,
                              match=parser.OFPMatch())
+
+
+def stats_key(stat) -> tuple:
+    """Key of a flow from an OFPFlowStats entry, comparable with :func:`harmless.pipelines.oshi.manager.flow_key`."""
+    m = []
+    for k, v in stat.match.items():
+        if k == "in_port":
+            m.append(("in_port", str(v)))
+        elif k == "eth_type":
+            m.append(("dl_type", f"{v:#06x}"))
+        elif k == "mpls_label":
+            m.append(("mpls_label", str(v)))
+        elif k == "vlan_vid":
+            m.append(("dl_vlan", str(v & 0xFFF)))
+        else:
+            m.append((k, str(v)))
+    return stat.table_id, stat.priority, stat.cookie, frozenset(m)
