@@ -7,7 +7,7 @@ Served by the controller on a unix socket (and optionally TCP). JSON in, JSON ou
     GET    /v1/status               nodes, links, re-route events
     GET    /v1/services             list of service records
     GET    /v1/services/<name>      one record and its flows per node
-    POST   /v1/services             create ({"name", "kind", "endpoints": [{"node","port","vlan"?}], "vss_mode"?})
+    POST   /v1/services[?dry_run=1] create (dry run: plan only, nothing installed or allocated) ({"name", "kind", "endpoints": [{"node","port","vlan"?}], "vss_mode"?})
     DELETE /v1/services/<name>      delete
 """
 from __future__ import annotations
@@ -39,11 +39,11 @@ def make_app(manager: ServiceManager, status: Callable[[], dict], lock=None) -> 
     serialises changes with the controller's own (re-route, audit)."""
     lock = lock or contextlib.nullcontext()
 
-    def handle(method: str, path: str, body: bytes) -> tuple[int, object]:
+    def handle(method: str, path: str, body: bytes, query: str = "") -> tuple[int, object]:
         with lock:
-            return _handle(method, path, body)
+            return _handle(method, path, body, "dry_run=1" in query.split("&"))
 
-    def _handle(method: str, path: str, body: bytes) -> tuple[int, object]:
+    def _handle(method: str, path: str, body: bytes, dry_run: bool) -> tuple[int, object]:
         parts = [p for p in path.split("/") if p]
         if parts[:1] != ["v1"]:
             return 404, {"error": {"where": path, "problem": "unknown path", "fix": "use /v1/status or /v1/services"}}
@@ -61,7 +61,7 @@ def make_app(manager: ServiceManager, status: Callable[[], dict], lock=None) -> 
                     raise ServiceError("body", f"not JSON ({e})", "send a JSON object") from None
                 if not isinstance(data, dict):
                     raise ServiceError("body", "not a JSON object", "send {\"name\":..., \"kind\":..., ...}")
-                return 201, _record(manager.create(data), flows=True)
+                return (200 if dry_run else 201), _record(manager.create(data, dry_run=dry_run), flows=True)
             if len(parts) == 3 and method == "GET":
                 return 200, _record(manager.get(parts[2]), flows=True)
             if len(parts) == 3 and method == "DELETE":
@@ -73,7 +73,8 @@ def make_app(manager: ServiceManager, status: Callable[[], dict], lock=None) -> 
     def app(environ, start_response):
         n = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(n) if n else b""
-        code, obj = handle(environ["REQUEST_METHOD"], environ.get("PATH_INFO", "/"), body)
+        code, obj = handle(environ["REQUEST_METHOD"], environ.get("PATH_INFO", "/"), body,
+                           environ.get("QUERY_STRING", ""))
         data = json.dumps(obj).encode()
         start_response(f"{code} {_REASONS.get(code, '')}", [("Content-Type", "application/json"),
                                                             ("Content-Length", str(len(data)))])

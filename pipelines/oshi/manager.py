@@ -100,8 +100,9 @@ class ServiceManager:
         return self.records[name]
 
     # ------------------------------------------------------------------ changes
-    def create(self, body: dict) -> ServiceRecord:
-        """Create a service from a request body (see :class:`ServiceRequest`). Raises ServiceError."""
+    def create(self, body: dict, dry_run: bool = False) -> ServiceRecord:
+        """Create a service from a request body (see :class:`ServiceRequest`); with ``dry_run`` only plan it.
+        Raises ServiceError."""
         try:
             req = ServiceRequest.model_validate(body)
         except ValidationError as e:
@@ -111,6 +112,8 @@ class ServiceManager:
         topo: Topology = self.topology()
         sid = new_id(list(self.records.values()), self.next_id)
         rec = plan_service(req, topo, list(self.records.values()), sid, self.label_range, self.rng)
+        if dry_run:
+            return rec
         try:
             self._apply(rec, topo)
         except Exception as e:  # noqa: BLE001 -- any installer failure is rolled back and reported
