@@ -116,22 +116,36 @@ class Frr:
                     n += 1
         return n
 
+    def pids(self) -> list[int]:
+        return [p for p in (self._pid(d) for d in DAEMONS) if p is not None]
+
     def stop(self) -> None:
-        """Stop ospfd and zebra (SIGTERM, then SIGKILL). Idempotent."""
-        for d in reversed(DAEMONS):
-            pid = self._pid(d)
-            if pid is None:
-                continue
+        """Stop ospfd and zebra (SIGTERM, then SIGKILL after 5 s). Idempotent."""
+        stop_all([self])
+
+
+def stop_all(instances: list[Frr], timeout: float = 5) -> None:
+    """Stop the daemons of several nodes at once (zebra takes seconds to exit; waiting in parallel)."""
+    pids = [p for f in instances for p in f.pids()]
+    for pid in pids:
+        try:
             os.kill(pid, signal.SIGTERM)
-            end = time.monotonic() + 5
-            while time.monotonic() < end:
-                try:
-                    os.kill(pid, 0)
-                except OSError:
-                    break
-                time.sleep(0.05)
-            else:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        except OSError:
+            pass
+    end = time.monotonic() + timeout
+    while pids and time.monotonic() < end:
+        pids = [p for p in pids if _alive(p)]
+        time.sleep(0.05)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False

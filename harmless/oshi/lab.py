@@ -24,6 +24,7 @@ failed :func:`up`.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -396,18 +397,18 @@ def down(name: str, progress=lambda m: None) -> bool:
     rec = info(name) or {}
     found = d.exists()
     stop_controller(name)
-    for n, v in rec.get("nodes", {}).items():
-        frrmod.Frr(Path(v["frr_dir"]), v["netns"]).stop()
     base = frrmod.RUN_BASE / name
-    for sub in base.glob("*") if base.exists() else []:        # FRR of nodes not yet recorded
-        frrmod.Frr(sub, f"hl-o{name}-{sub.name}").stop()
+    frrmod.stop_all([frrmod.Frr(sub, f"hl-o{name}-{sub.name}") for sub in base.glob("*")] if base.exists() else [])
     nodes_dir = d / "nodes"
-    for nd in nodes_dir.glob("*") if nodes_dir.exists() else []:
-        if (nd / "ovs").exists():
-            try:
-                Ovs(nd / "ovs", netns=f"hl-o{name}-{nd.name}").stop()
-            except HarmlessError:
-                pass
+
+    def stop_ovs(nd: Path) -> None:
+        try:
+            Ovs(nd / "ovs", netns=f"hl-o{name}-{nd.name}").stop()
+        except HarmlessError:
+            pass
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:      # each stop waits seconds for vswitchd to exit
+        list(pool.map(stop_ovs, [nd for nd in nodes_dir.glob("*") if (nd / "ovs").exists()]
+                      if nodes_dir.exists() else []))
     hd = d / "harmless"
     if hd.exists():
         from harmless import orchestrator as orch
