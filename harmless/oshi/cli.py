@@ -237,8 +237,10 @@ def demo_cmd(topology, pings, failover, keep, as_json, quiet):
 @click.option("-q", "--quiet", is_flag=True)
 @handle_errors
 def bench_cmd(rate, seconds, trials, as_json, quiet):
-    """OSHI paper Sec. VII: CPU cost per packet of best-effort IP through an OSHI node (OVS twice + Linux IP
-    forwarding), of MPLS label switching (VLL transit) and of a plain Linux router, measured in one run."""
+    """CPU per packet: OSHI IP vs OSHI VLL vs a plain router (OSHI paper Sec. VII).
+
+    Best-effort IP through an OSHI node (twice through OVS plus Linux IP forwarding), MPLS label switching of a VLL
+    in the same node, and a plain Linux router, measured in one run (a benchmark, not a test)."""
     from harmless.oshi import bench
     _need_root()
     r = bench.run(rate=rate, seconds=seconds, trials=trials, progress=_progress(quiet or as_json))
