@@ -155,7 +155,7 @@ def _print_service(r: dict, planned: bool = False) -> None:
     out.print(f"{'planned (not installed)' if planned else 'service'} {r['name']} ({r['kind']}, cookie {r['cookie']})")
     for s in r["segments"]:
         path = " -> ".join([f"{s['a']['node']}:{s['a']['port']}"] + [f"[{h['label']}] {h['v']}" for h in s["hops"]])
-        out.print(f"  {path}:{s['b']['port']}")
+        out.print(f"  {path}:{s['b']['port']}" if s["hops"] else f"  {path} -> {s['b']['node']}:{s['b']['port']} (local)")
     for v in r.get("vbps", []):
         out.print(f"  VBP {v['bridge']} on {v['node']} (ports {v['ports']})")
 
