@@ -14,7 +14,6 @@ import subprocess
 import time
 from pathlib import Path
 
-from harmless.errors import HarmlessError
 from harmless.ovs import Ovs
 from harmless.oshi import lab
 from harmless.oshi.topology import LabPlan, load_topology, make_plan

@@ -361,11 +361,6 @@ def wait_ospf(plan: LabPlan, name: str, wait_s: float) -> tuple[bool, float]:
         time.sleep(0.5)
 
 
-def ospf_routes(node_netns: str, prefix: str) -> str:
-    """The kernel route to ``prefix`` in a node's namespace (``ip route get``)."""
-    return _nsexec(node_netns, "ip", "route", "get", prefix).stdout.strip()
-
-
 def wait_controller(name: str, n_nodes: int, n_links: int, wait_s: float, sock: str | None = None) -> float:
     """Wait until the controller reports every node connected and every link discovered. Returns seconds.
 

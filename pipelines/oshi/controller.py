@@ -20,7 +20,6 @@ What it does:
 from __future__ import annotations
 
 import json
-import logging
 import os
 import socket
 import struct

@@ -21,7 +21,7 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from harmless.otc.flows import Flow
-from harmless.pipelines.oshi.model import COOKIE_BASE, ServiceRecord, ServiceRequest, Topology
+from harmless.pipelines.oshi.model import ServiceRecord, ServiceRequest, Topology
 from harmless.pipelines.oshi.services import (ServiceError, new_id, plan_service, reroute, service_flows,
                                               vbp_del_vsctl, vbp_vsctl)
 
