@@ -58,6 +58,11 @@ def ospfd_conf(hostname: str, router_id: str, ospf_ifaces: list[str], log: Path,
     return "\n".join(lines) + "\n"
 
 
+# Left as is: every ospfd (8.4) writes its graceful-restart state to /run/frr/ospfd-gr.json, whatever the pathspace
+# (-N) or socket options; the instances share that file, which is harmless here because graceful restart is not
+# configured.
+
+
 class Frr:
     """The FRR daemons of one node.
 
@@ -80,6 +85,9 @@ class Frr:
     def start(self, zebra: str, ospfd: str) -> None:
         """Write the configs and start zebra, then ospfd. Raises HarmlessError (log named) if one does not run."""
         self.base.mkdir(parents=True, exist_ok=True)
+        for d in (RUN_BASE, self.base.parent):          # traversable by frr whatever the umask
+            if d.exists() and d != Path("/run"):
+                d.chmod(0o755)
         # FRR drops privileges to frr:frr (and insists that its user is in the frrvty group, which root is not):
         # the node's folder belongs to frr, its parents must be traversable.
         shutil.chown(self.base, "frr", "frr")
