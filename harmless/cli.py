@@ -356,11 +356,14 @@ def demo(as_json, pings):
 
 
 def _register_components():
-    """Commands of the other components: cost planning (harmless.cost), benchmarks (harmless.bench)."""
+    """Commands of the other components: cost planning (harmless.cost), benchmarks (harmless.bench), OSHI
+    (harmless.oshi)."""
     from harmless.bench.cli import bench
     from harmless.cost.cli import capex
+    from harmless.oshi.cli import oshi
     main.add_command(capex)
     main.add_command(bench)
+    main.add_command(oshi)
 
 
 _register_components()

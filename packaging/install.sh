@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything HARMLESS needs on a fresh Debian 12 machine (run as root from the repo root):
-#   Debian packages: Open vSwitch 3.1 (+ DPDK build), DPDK 22.11 (testpmd in dpdk-dev), iproute2, ping, ethtool
+#   Debian packages: Open vSwitch 3.1 (+ DPDK build), DPDK 22.11 (testpmd in dpdk-dev), iproute2, ping, ethtool,
+#   FRR (zebra/ospfd for the OSHI lab)
 #   Python: a virtualenv in .venv with the harmless package (editable) and its pinned dependencies.
 # Usage: bash packaging/install.sh [--demo]     (--demo: run `harmless demo` afterwards)
 set -euo pipefail
@@ -9,7 +10,7 @@ export DEBIAN_FRONTEND=noninteractive
 APT_PKGS=(openvswitch-switch openvswitch-switch-dpdk dpdk dpdk-dev
   librte-mempool-ring23 librte-bus-vdev23 librte-bus-pci23 librte-net-af-packet23 librte-net-tap23
   librte-net-vhost23 librte-net-virtio23 librte-net-null23 librte-net-ring23 librte-net-memif23
-  iproute2 iputils-ping ethtool tcpdump procps
+  iproute2 iputils-ping ethtool tcpdump procps frr
   gcc libc6-dev pkg-config)   # gcc + pkg-config: harmless bench compiles its paced generator (bench/gen/hlbgen.c)
 missing=()
 for p in "${APT_PKGS[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
