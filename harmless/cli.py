@@ -366,7 +366,10 @@ def _register_components():
     main.add_command(oshi)
 
 
-_register_components()
-
 if __name__ == "__main__":
-    main()
+    # ``python -m harmless.cli``: run the importable module's group, so that sub-command modules importing
+    # harmless.cli share it (registering here too would import them against a second, half-built copy)
+    from harmless.cli import main as _main
+    _main()
+else:
+    _register_components()

@@ -75,3 +75,14 @@ def test_help_explains_commands():
 def test_status_when_nothing_deployed(tmp_path):
     code, out, _ = run(["status", "--json"], env={"HARMLESS_STATE_DIR": str(tmp_path)})
     assert code == 0 and '"deployed": false' in out
+
+
+def test_python_dash_m_harmless_cli_has_every_command():
+    """``python -m harmless.cli`` (used by tests and scripts) must load the component commands without an import
+    cycle (they import harmless.cli themselves)."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "harmless.cli", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for cmd in ("up", "down", "watch", "capex", "bench", "oshi"):
+        assert f"  {cmd} " in r.stdout
