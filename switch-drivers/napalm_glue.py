@@ -1,9 +1,11 @@
-"""NAPALM glue shared by the EOS and Junos drivers (one place for sessions, secrets and error mapping).
+"""NAPALM glue shared by the IOS, EOS and Junos drivers (one place for sessions, secrets and error mapping).
 
 :class:`NapalmDriver` implements every :class:`~harmless.switch_drivers.base.SwitchDriver` device method with
 the NAPALM candidate workflow; a vendor sub-class sets :attr:`NapalmDriver.napalm_name`, renders its own
 template, parses its own config text into per-port state (NAPALM has no getter for it) and summarises its
-device's error text (:meth:`NapalmDriver.device_message`).
+device's error text (:meth:`NapalmDriver.device_message`). Details that differ per OS are class attributes
+(:attr:`NapalmDriver.config_rejected`, :attr:`~NapalmDriver.login_fix`, ...) or small hooks
+(:meth:`~NapalmDriver.device_vlans`, :meth:`~NapalmDriver._abort_open`).
 
 Secrets: the password (and any ``secret`` in ``optional_args``) never reaches a log line, an exception text or
 ``repr``; every message that comes from NAPALM, pyeapi, PyEZ, ncclient or paramiko goes through
@@ -39,6 +41,16 @@ class NapalmDriver(SwitchDriver):
 
     #: NAPALM driver name (``napalm.get_network_driver`` argument)
     napalm_name: str = ""
+    #: exception class names that mean "the device rejected the configuration" (→ CommitError)
+    config_rejected: tuple[str, ...] = CONFIG_REJECTED
+    #: the ``fix`` of the DeviceError raised when :meth:`open` fails
+    login_fix: str = "check address, port, username and password"
+    #: why ``commit(revert_in=...)`` is refused when ``capabilities.commit_confirm`` is False (``{name}``: driver)
+    commit_confirm_missing: str = "{name} has no commit-confirm"
+    #: what :meth:`restore` calls the replace in messages
+    replace_label: str = "config replace"
+    #: :meth:`restore` commits the replace even when the device reports no diff (else it discards it)
+    commit_unchanged_replace: bool = False
 
     def __init__(self, host: str, port: int, username: str, password: str,
                  optional_args: dict | None = None, timeout: int = 60):
@@ -59,6 +71,14 @@ class NapalmDriver(SwitchDriver):
     def parse_vlans(self, config_text: str) -> dict[int, str]:
         """``{vid: name}`` from running-config text (pure; vendor drivers implement it)."""
         raise NotImplementedError
+
+    def device_vlans(self, config_text: str) -> dict[int, str]:
+        """``{vid: name}`` for :meth:`facts`; default :meth:`parse_vlans` of the running config (a vendor driver
+        may ask the device instead)."""
+        return self.parse_vlans(config_text)
+
+    def _abort_open(self, dev: Any) -> None:
+        """Release whatever a failed ``dev.open()`` left half-open (vendor hook; default nothing)."""
 
     def napalm_class(self):
         """The NAPALM driver class (tests may substitute NAPALM's ``mock`` driver here)."""
@@ -96,7 +116,7 @@ class NapalmDriver(SwitchDriver):
         except (DeviceError, NotImplementedError):
             raise
         except Exception as exc:  # noqa: BLE001 - NAPALM and its transports raise many types
-            if type(exc).__name__ in CONFIG_REJECTED:
+            if type(exc).__name__ in self.config_rejected:
                 msg = self.device_message(self._redact(str(exc)))
                 raise CommitError(self.where, f"{what} was rejected by the device: {msg}",
                                   "fix or remove the rejected line(s)") from None
@@ -119,9 +139,9 @@ class NapalmDriver(SwitchDriver):
             dev.open()
         except Exception as exc:  # noqa: BLE001
             reason = self._reason(exc)
+            self._abort_open(dev)
             log.warning("%s %s: open failed (%s)", self.name, self.where, reason)
-            raise DeviceError(self.where, f"cannot reach/log in to the switch ({reason})",
-                              "check address, port, username and password") from None
+            raise DeviceError(self.where, f"cannot reach/log in to the switch ({reason})", self.login_fix) from None
         self._device = dev
         log.info("%s %s: connected as %s in %.1f s", self.name, self.where, self.username, time.monotonic() - t0)
 
@@ -147,15 +167,16 @@ class NapalmDriver(SwitchDriver):
         """Hostname, model, OS version, interfaces, VLANs and per-port VLAN state (read-only).
 
         Returns:
-            DeviceFacts; ``vlans`` and ``ports`` are parsed from the running config (so they are
-            reproducible from a saved config), interfaces come from NAPALM ``get_facts``.
+            DeviceFacts; ``ports`` are parsed from the running config (so they are reproducible from a saved
+            config), ``vlans`` come from :meth:`device_vlans` (by default also the running config), interfaces
+            from NAPALM ``get_facts``. The running config read stays in ``_facts_config`` for the render.
         """
         f = self._call("get_facts", self._dev().get_facts)
         text = self.running_config()
         self._facts_config = text
         return DeviceFacts(hostname=f.get("hostname", ""), model=f.get("model", ""),
                            os_version=f.get("os_version", ""), interfaces=tuple(f.get("interface_list", ())),
-                           vlans=self.parse_vlans(text), ports=self.parse_ports(text))
+                           vlans=self.device_vlans(text), ports=self.parse_ports(text))
 
     def link_states(self) -> dict[str, str]:
         """Operational state per interface (NAPALM ``get_interfaces``).
@@ -196,7 +217,7 @@ class NapalmDriver(SwitchDriver):
         dev = self._dev()
         if revert_in is not None:
             if not self.capabilities.commit_confirm:
-                raise NotImplementedError(f"{self.where}: {self.name} has no commit-confirm")
+                raise NotImplementedError(f"{self.where}: " + self.commit_confirm_missing.format(name=self.name))
             self._call(f"commit (confirm within {revert_in} s)", dev.commit_config, revert_in=revert_in)
         else:
             self._call("commit", dev.commit_config)
@@ -216,7 +237,8 @@ class NapalmDriver(SwitchDriver):
             saved_config: a text from :meth:`running_config`.
 
         Returns:
-            The diff the device reported before the replace ('' when already equal; then nothing is committed).
+            The diff the device reported before the replace ('' when already equal; then nothing is committed
+            unless :attr:`commit_unchanged_replace`).
 
         Raises:
             CommitError: the device refused the replace.
@@ -224,8 +246,8 @@ class NapalmDriver(SwitchDriver):
         dev = self._dev()
         self._call("load replace candidate", dev.load_replace_candidate, config=saved_config)
         diff = self._call("compare config", dev.compare_config) or ""
-        if diff:
-            self._call("restore (config replace)", dev.commit_config)
+        if diff or self.commit_unchanged_replace:
+            self._call(f"restore ({self.replace_label})", dev.commit_config)
         else:
             self._call("discard", dev.discard_config)
         log.info("%s %s: restored saved config (%d diff lines)", self.name, self.where, len(diff.splitlines()))

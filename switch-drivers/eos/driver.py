@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from harmless.switch_drivers.base import AccessPortChange, Capabilities, PortVlanState, TrunkChange
+from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.eos import parse
 from harmless.switch_drivers.eos.render import STAG_TPIDS, render_config
 from harmless.switch_drivers.napalm_glue import NapalmDriver
@@ -73,14 +73,9 @@ class EosDriver(NapalmDriver):
         return Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=STAG_TPIDS,
                             link_state=True)
 
-    def device_message(self, text: str) -> str:
-        return device_message(text)
-
-    def parse_ports(self, config_text: str) -> dict[str, PortVlanState]:
-        return parse.parse_port_states(config_text)
-
-    def parse_vlans(self, config_text: str) -> dict[int, str]:
-        return parse.parse_vlans(config_text)
+    device_message = staticmethod(device_message)
+    parse_ports = staticmethod(parse.parse_port_states)
+    parse_vlans = staticmethod(parse.parse_vlans)
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """Render ``templates/harmless.j2`` (pure; see :func:`render.render_config`)."""

@@ -12,42 +12,23 @@ import re
 from ciscoconfparse2 import CiscoConfParse
 
 from harmless.switch_drivers.base import PortVlanState
-from harmless.switch_drivers.eos.vids import parse_vid_ranges
+from harmless.switch_drivers.switchport import fold_allowed, port_states, vlan_blocks
+from harmless.switch_drivers.vids import parse_vid_ranges
+
+__all__ = ["fold_allowed", "parse_port_states", "parse_vlans", "tpid_of"]
 
 # Interfaces that are never 802.1Q switch ports.
 _NOT_SWITCHPORT = re.compile(r"^(vlan|loopback|management|tunnel|vxlan|recirc|dps)", re.I)
 _MODES = {"access": "access", "trunk": "trunk", "dot1q-tunnel": "tunnel"}
 
 
-def fold_allowed(lines: list[str]) -> tuple[int, ...] | None:
-    """Fold ``switchport trunk allowed vlan [add|remove|except] LIST|all|none`` lines, in order.
-
-    Args:
-        lines: the interface's child lines, whitespace-normalised.
-
-    Returns:
-        Sorted VIDs, or None for "all VLANs" (also when no such line exists).
-    """
-    allowed: set[int] | None = None
-    for line in lines:
-        m = re.match(r"switchport trunk allowed vlan\s+(?:(add|remove|except)\s+)?(\S+)$", line)
-        if not m:
-            continue
-        op, vids = m.group(1), parse_vid_ranges(m.group(2))
-        if op is None:
-            allowed = None if vids is None else set(vids)
-        elif op == "add":
-            if allowed is not None:
-                allowed = None if vids is None else allowed | set(vids)
-        elif op == "remove":
-            allowed = (set(range(1, 4095)) if allowed is None else allowed) - set(vids or range(1, 4095))
-        else:  # except
-            allowed = set(range(1, 4095)) - set(vids or ())
-    return None if allowed is None else tuple(sorted(allowed))
+def _mode(word: str | None) -> str:
+    """EOS: no ``switchport mode`` → ``access``; modes other than trunk/dot1q-tunnel → ``access``."""
+    return _MODES.get(word or "access", "access")
 
 
 def parse_port_states(config_text: str) -> dict[str, PortVlanState]:
-    """Per-port VLAN state from EOS configuration text.
+    """Per-port VLAN state from EOS configuration text (:func:`switchport.port_states` with EOS rules).
 
     Args:
         config_text: ``show running-config`` output (or any EOS config snippet).
@@ -61,33 +42,7 @@ def parse_port_states(config_text: str) -> dict[str, PortVlanState]:
     Raises:
         ValueError: a malformed VLAN list in a ``switchport`` line.
     """
-    parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
-    result: dict[str, PortVlanState] = {}
-    for intf in parse.find_objects(r"^interface\s+\S+"):
-        name = intf.text.split(None, 1)[1].strip()
-        if _NOT_SWITCHPORT.match(name):
-            continue
-        lines = [" ".join(c.text.split()) for c in intf.children]
-        if "no switchport" in lines:
-            continue
-        mode, access_vid, native_vid, shutdown = "access", 1, 1, False
-        for line in lines:
-            if m := re.match(r"switchport mode (\S+)$", line):
-                mode = _MODES.get(m.group(1), "access")
-            elif m := re.match(r"switchport access vlan (\d+)$", line):
-                access_vid = int(m.group(1))
-            elif m := re.match(r"switchport trunk native vlan (\d+)$", line):
-                native_vid = int(m.group(1))
-            elif line == "shutdown":
-                shutdown = True
-            elif line == "no shutdown":
-                shutdown = False
-        if mode == "trunk":
-            result[name] = PortVlanState(name=name, mode="trunk", native_vid=native_vid,
-                                         allowed_vids=fold_allowed(lines), shutdown=shutdown)
-        else:
-            result[name] = PortVlanState(name=name, mode=mode, access_vid=access_vid, shutdown=shutdown)
-    return result
+    return port_states(config_text, _NOT_SWITCHPORT, _mode)
 
 
 def parse_vlans(config_text: str) -> dict[int, str]:
@@ -99,14 +54,9 @@ def parse_vlans(config_text: str) -> dict[int, str]:
     Returns:
         VID -> name for VLAN 1 and every single-VID or list ``vlan`` block (``vlan 10,20-21``).
     """
-    parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
     out: dict[int, str] = {1: "default"}
-    for obj in parse.find_objects(r"^vlan\s+[\d,\-]+\s*$"):
-        name = ""
-        for child in obj.children:
-            if m := re.match(r"^\s*name\s+(.+?)\s*$", child.text):
-                name = m.group(1)
-        for vid in parse_vid_ranges(obj.text.split()[1]) or ():
+    for spec, name in vlan_blocks(config_text, r"[\d,\-]+"):
+        for vid in parse_vid_ranges(spec) or ():
             out[vid] = name
     return out
 

@@ -4,25 +4,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import jinja2
-
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
-from harmless.switch_drivers.eos.vids import MAX_VID, MIN_VID, format_vid_ranges
+from harmless.switch_drivers.eos.vids import format_vid_ranges
+from harmless.switch_drivers.rendering import collect_vlans, template_env
+
+__all__ = ["STAG_TPIDS", "TEMPLATE_DIR", "render_config"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)), trim_blocks=True,
-                          lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-                          autoescape=False)
-_VLAN_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,32}$")
+_ENV = template_env(TEMPLATE_DIR)
 _INTERFACE = re.compile(r"^(Ethernet\d+(/\d+){0,2}|Port-Channel\d+)$")
 #: TPIDs EOS can put on a trunk's tags (``switchport dot1q ethertype``; EOS TOI "Configurable TPID", 4.15.2F+,
 #: platform dependent). 0x8100 is the IEEE 802.1Q default, 0x88a8 the IEEE 802.1ad S-tag TPID.
 STAG_TPIDS = (0x8100, 0x88A8)
-
-
-def _check_vid(vid: int, what: str) -> None:
-    if not isinstance(vid, int) or isinstance(vid, bool) or not MIN_VID <= vid <= MAX_VID:
-        raise ValueError(f"{what}: VLAN id {vid!r} is outside {MIN_VID}..{MAX_VID}")
 
 
 def _check_interface(name: str) -> None:
@@ -48,32 +41,13 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> 
         ValueError: bad VID, VLAN name, interface name or TPID; one VID given two names; one interface
             changed twice.
     """
-    vlans: dict[int, str] = {}
-    seen: set[str] = set()
-    for a in access:
-        _check_vid(a.vid, a.interface)
-        _check_interface(a.interface)
-        if not _VLAN_NAME.match(a.vlan_name or ""):
-            raise ValueError(f"{a.interface}: VLAN name {a.vlan_name!r} must be 1-32 chars of [A-Za-z0-9_.-]")
-        if vlans.get(a.vid, a.vlan_name) != a.vlan_name:
-            raise ValueError(f"VLAN {a.vid} is given two names: {vlans[a.vid]!r} and {a.vlan_name!r}")
-        vlans[a.vid] = a.vlan_name
-        if a.interface in seen:
-            raise ValueError(f"interface {a.interface} is changed twice")
-        seen.add(a.interface)
+    vlans, _seen = collect_vlans(access, trunks, _check_interface)
     any_qinq = any(a.qinq for a in access)
     rows = []
     for t in trunks:
-        _check_interface(t.interface)
-        if t.interface in seen:
-            raise ValueError(f"interface {t.interface} is changed twice")
-        seen.add(t.interface)
         if t.stag_tpid not in STAG_TPIDS:
             raise ValueError(f"{t.interface}: S-tag TPID {t.stag_tpid:#06x} is not one EOS can set "
                              f"({', '.join(f'{x:#06x}' for x in STAG_TPIDS)})")
-        for vid in t.vids:
-            _check_vid(vid, t.interface)
-            vlans.setdefault(vid, "")
         tpid = f"{t.stag_tpid:#06x}" if any_qinq and t.stag_tpid != 0x8100 else None
         rows.append((t.interface, format_vid_ranges(t.vids), tpid))
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=list(access), trunks=rows)

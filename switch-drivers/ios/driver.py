@@ -8,27 +8,28 @@ Typical use (the orchestrator's)::
         ...
         dev.restore(saved)                              # `harmless down`
 
-The password (and the enable secret) never appear in logs, exception text or ``repr``: every message
-that comes from NAPALM/netmiko/paramiko goes through :meth:`IosDriver._redact` first.
+Sessions, secrets and error mapping are :class:`~harmless.switch_drivers.napalm_glue.NapalmDriver`'s (the password
+and the enable secret never appear in logs, exception text or ``repr``); this module adds what IOS needs on top:
+the enable secret, the ``show archive`` probe for commit-confirm, the trunk-encapsulation decision, the check that a
+merge really applied (:func:`unapplied`) and the mode bridge before ``configure replace``
+(:func:`hazards.replace_bridge`).
 """
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from typing import Any
 
-from harmless.errors import CommitError, DeviceError
-from harmless.switch_drivers.base import (AccessPortChange, Capabilities, DeviceFacts, SwitchDriver,
-                                          TrunkChange)
+from harmless.errors import CommitError
+from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
 from harmless.switch_drivers.ios.hazards import replace_bridge
 from harmless.switch_drivers.ios.parse import (interface_lines, needs_trunk_encapsulation, parse_port_states,
                                                 parse_vlans)
 from harmless.switch_drivers.ios.render import render_config
+from harmless.switch_drivers.napalm_glue import NapalmDriver
 
 log = logging.getLogger(__name__)
 
-#: NAPALM exceptions that mean "the device rejected the configuration".
+#: NAPALM ios exceptions that mean "the device rejected the configuration".
 _CONFIG_REJECTED = ("MergeConfigException", "ReplaceConfigException", "CommitError",
                     "CommitConfirmException", "CommandErrorException")
 
@@ -96,7 +97,7 @@ def unapplied(candidate: str, running: str) -> list[str]:
     return out
 
 
-class IosDriver(SwitchDriver):
+class IosDriver(NapalmDriver):
     """One Cisco IOS switch over SSH (NAPALM ``ios``).
 
     Args:
@@ -110,93 +111,44 @@ class IosDriver(SwitchDriver):
     """
 
     name = "ios"
+    napalm_name = "ios"
+    config_rejected = _CONFIG_REJECTED
+    login_fix = "check address, port, username, password and enable secret"
+    commit_confirm_missing = "commit-confirm needs the IOS 'archive' feature, which is not enabled"
+    replace_label = "configure replace"
+    #: ``configure replace`` even when equal, so the running config text is re-established exactly
+    commit_unchanged_replace = True
 
     def __init__(self, host: str, port: int, username: str, password: str,
                  optional_args: dict | None = None, timeout: int = 60):
         super().__init__(host, port, username, password, optional_args, timeout)
-        self._device: Any = None
         self._caps: Capabilities | None = None
-        #: running config read by the last facts() (the render's ``current``: conversion-hazard cleanup)
-        self._current: str | None = None
         #: trunk encapsulation line needed (ISL-capable platform), decided by facts()
         self._encapsulation = False
+        #: the merge candidate loaded last, checked by commit() (:func:`unapplied`)
         self._candidate: str | None = None
 
-    # ------------------------------------------------------------------ plumbing
+    # ------------------------------------------------------------------ NapalmDriver hooks
     def _napalm_optional_args(self) -> dict:
-        args = {"port": self.port, "secret": self._password}
-        args.update(self.optional_args)
-        return args
+        return {"secret": self._password, **super()._napalm_optional_args()}
 
-    def _redact(self, text: str) -> str:
-        """``text`` with the password and enable secret replaced by ``***``."""
-        for secret in {self._password, self.optional_args.get("secret")}:
-            if secret:
-                text = text.replace(str(secret), "***")
-        return text
+    device_message = staticmethod(device_message)
+    parse_ports = staticmethod(parse_port_states)
+    parse_vlans = staticmethod(parse_vlans)
 
-    def _reason(self, exc: BaseException) -> str:
-        msg = self._redact(str(exc)).strip()
-        first = msg.splitlines()[0].strip() if msg else ""
-        return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    def device_vlans(self, config_text: str) -> dict[int, str]:
+        """``show vlan`` (NAPALM ``get_vlans``): also the default VLANs the running config does not list."""
+        vlans = self._call("get_vlans", self._dev().get_vlans)
+        return {int(vid): v.get("name", "") for vid, v in vlans.items()}
 
-    def _dev(self) -> Any:
-        if self._device is None:
-            raise DeviceError(self.where, "not connected", "call open() first")
-        return self._device
-
-    def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Run one NAPALM call; map its failures to DeviceError / CommitError (redacted)."""
-        try:
-            return fn(*args, **kwargs)
-        except (DeviceError, NotImplementedError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - NAPALM/netmiko/paramiko raise many types
-            if type(exc).__name__ in _CONFIG_REJECTED:
-                msg = device_message(self._redact(str(exc)))
-                raise CommitError(self.where, f"{what} was rejected by the device: {msg}",
-                                  "fix or remove the rejected line(s)") from None
-            raise DeviceError(self.where, f"{what} failed ({self._reason(exc)})",
-                              "check that the switch is reachable and the session is not in use") from None
-
-    # ------------------------------------------------------------------ session
-    def open(self) -> None:
-        """Connect over SSH and enter enable mode.
-
-        Raises:
-            DeviceError: ``"<host>:<port>: cannot reach/log in to the switch (<reason>)"``; the reason
-                is the exception class and first line with secrets redacted.
-        """
-        from napalm import get_network_driver
-
-        cls = get_network_driver("ios")
-        dev = cls(self.host, self.username, self._password, timeout=self.timeout,
-                  optional_args=self._napalm_optional_args())
-        t0 = time.monotonic()
-        try:
-            dev.open()
-        except Exception as exc:  # noqa: BLE001
-            reason = self._reason(exc)
-            half_open = getattr(dev, "_netmiko_device", None)   # e.g. login OK but `enable` refused
-            if half_open is not None:
-                try:
-                    half_open.disconnect()
-                except Exception:  # noqa: BLE001
-                    pass
-            log.warning("ios %s: open failed (%s)", self.where, reason)
-            raise DeviceError(self.where, f"cannot reach/log in to the switch ({reason})",
-                              "check address, port, username, password and enable secret") from None
-        self._device = dev
-        log.info("ios %s: connected as %s in %.1f s", self.where, self.username, time.monotonic() - t0)
-
-    def close(self) -> None:
-        """Disconnect (idempotent; errors while closing are logged and ignored)."""
-        dev, self._device = self._device, None
-        if dev is not None:
+    def _abort_open(self, dev: Any) -> None:
+        """Disconnect netmiko when login worked but e.g. ``enable`` was refused."""
+        half_open = getattr(dev, "_netmiko_device", None)
+        if half_open is not None:
             try:
-                dev.close()
-            except Exception as exc:  # noqa: BLE001
-                log.info("ios %s: close: %s", self.where, self._reason(exc))
+                half_open.disconnect()
+            except Exception:  # noqa: BLE001
+                pass
 
     # ------------------------------------------------------------------ read
     @property
@@ -217,49 +169,17 @@ class IosDriver(SwitchDriver):
                                       stag_tpids=(0x8100,), link_state=True)
         return self._caps
 
-    def running_config(self) -> str:
-        """``show running-config`` as NAPALM returns it (header lines removed, stripped).
-
-        Returns:
-            The text; two calls on an unchanged device return identical strings.
-        """
-        return self._call("get running config", self._dev().get_config, retrieve="running")["running"]
-
     def facts(self) -> DeviceFacts:
-        """Hostname, model, OS version, interfaces, VLANs and per-port VLAN state (read-only).
-
-        Returns:
-            DeviceFacts; ``ports`` holds the layer-2 ports parsed from the running config (config parsing,
-            reproducible from a saved config). Also remembers, for :meth:`render`, that running config and
-            whether trunks need ``switchport trunk encapsulation dot1q`` (from ``show interfaces switchport``:
-            "Administrative Trunking Encapsulation: negotiate" = ISL-capable; model name as fallback).
+        """See :meth:`NapalmDriver.facts` (VLANs from ``get_vlans``); also decides, for :meth:`render`, whether
+        trunks need ``switchport trunk encapsulation dot1q`` (from ``show interfaces switchport``:
+        "Administrative Trunking Encapsulation: negotiate" = ISL-capable; model name as fallback).
         """
-        dev = self._dev()
-        f = self._call("get_facts", dev.get_facts)
-        vlans = self._call("get_vlans", dev.get_vlans)
-        running = self.running_config()
-        ports = parse_port_states(running)
-        switchport = self._call("show interfaces switchport", dev.cli,
+        f = super().facts()
+        switchport = self._call("show interfaces switchport", self._dev().cli,
                                 ["show interfaces switchport"])["show interfaces switchport"]
-        self._current = running
         self._encapsulation = needs_trunk_encapsulation(
-            None if "Invalid input" in switchport else switchport, f.get("model", ""))
-        return DeviceFacts(hostname=f.get("hostname", ""), model=f.get("model", ""),
-                           os_version=f.get("os_version", ""),
-                           interfaces=tuple(f.get("interface_list", ())),
-                           vlans={int(vid): v.get("name", "") for vid, v in vlans.items()},
-                           ports=ports)
-
-    def link_states(self) -> dict[str, str]:
-        """Operational state per interface (NAPALM ``get_interfaces``).
-
-        Returns:
-            ``{name: "up" | "down" | "admin-down"}`` for every interface the device lists.
-        """
-        out = {}
-        for name, i in self._call("get_interfaces", self._dev().get_interfaces).items():
-            out[name] = "admin-down" if not i.get("is_enabled", True) else ("up" if i.get("is_up") else "down")
-        return out
+            None if "Invalid input" in switchport else switchport, f.model)
+        return f
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """Render ``templates/harmless.j2`` (see :func:`render.render_config`).
@@ -268,23 +188,14 @@ class IosDriver(SwitchDriver):
         conversion-hazard cleanup lines, and the trunk-encapsulation decision. Before any ``facts()`` it
         renders without cleanup and without the encapsulation line.
         """
-        return render_config(access, trunks, current=self._current, trunk_encapsulation=self._encapsulation)
+        return render_config(access, trunks, current=self._facts_config, trunk_encapsulation=self._encapsulation)
 
     # ------------------------------------------------------------------ candidate workflow
     def load_merge(self, config: str) -> str:
-        """Load ``config`` as merge candidate and return the device's diff ('' when nothing changes).
-
-        Raises:
-            CommitError: the candidate could not be transferred/compared.
-        """
-        dev = self._dev()
-        self._call("load merge candidate", dev.load_merge_candidate, config=config)
+        """See :meth:`NapalmDriver.load_merge`; remembers ``config`` for the check in :meth:`commit`."""
+        diff = super().load_merge(config)
         self._candidate = config
-        return self._call("compare config", dev.compare_config)
-
-    def discard(self) -> None:
-        """Drop a loaded candidate."""
-        self._call("discard", self._dev().discard_config)
+        return diff
 
     def commit(self, revert_in: int | None = None) -> None:
         """Commit the loaded candidate (IOS: copy to running-config / configure replace, then write mem).
@@ -296,16 +207,10 @@ class IosDriver(SwitchDriver):
         Raises:
             NotImplementedError: ``revert_in`` given but the device has no archive feature.
             CommitError: the device rejected the candidate (NAPALM has already tried its rollback;
-                use :meth:`apply` for a verified restore).
+                use :meth:`apply` for a verified restore), or the running config does not show what the
+                merged candidate asked for (:func:`unapplied`).
         """
-        dev = self._dev()
-        if revert_in is not None:
-            if not self.capabilities.commit_confirm:
-                raise NotImplementedError(
-                    f"{self.where}: commit-confirm needs the IOS 'archive' feature, which is not enabled")
-            self._call("commit (confirm in %ss)" % revert_in, dev.commit_config, revert_in=revert_in)
-        else:
-            self._call("commit", dev.commit_config)
+        super().commit(revert_in)
         candidate, self._candidate = self._candidate, None
         if candidate:
             missing = unapplied(candidate, self.running_config())
@@ -314,19 +219,8 @@ class IosDriver(SwitchDriver):
                                   + " (IOS refused a line with 'Command rejected', which a merge does not report)",
                                   "check the port's mode/nonegotiate/encapsulation lines on the device")
 
-    def confirm(self) -> None:
-        """Confirm a commit-confirm commit."""
-        self._call("confirm commit", self._dev().confirm_commit)
-
-    def rollback(self) -> None:
-        """Undo the last commit (IOS: ``configure replace`` of NAPALM's rollback file)."""
-        self._call("rollback", self._dev().rollback)
-
     def restore(self, saved_config: str) -> str:
-        """Replace the running config with ``saved_config`` (``configure replace``).
-
-        Args:
-            saved_config: a text from :meth:`running_config`.
+        """Replace the running config with ``saved_config`` (``configure replace``, see :meth:`NapalmDriver.restore`).
 
         Returns:
             The diff the device reported before the replace ('' when already equal). The replace is
@@ -337,7 +231,7 @@ class IosDriver(SwitchDriver):
         ``switchport nonegotiate`` port (or drop the encapsulation of a trunk) and would abort.
 
         Raises:
-            CommitError: the device refused the replace.
+            CommitError: the device refused the mode changes or the replace.
         """
         dev = self._dev()
         bridge = replace_bridge(self.running_config(), saved_config)
@@ -348,11 +242,7 @@ class IosDriver(SwitchDriver):
                 raise CommitError(self.where, "pre-replace mode changes were refused: "
                                   + device_message(self._redact(out)), "restore the saved config by hand")
             log.info("ios %s: set %d port mode(s) before configure replace", self.where, bridge.count("interface "))
-        self._call("load replace candidate", dev.load_replace_candidate, config=saved_config)
-        diff = self._call("compare config", dev.compare_config)
-        self._call("restore (configure replace)", dev.commit_config)
-        log.info("ios %s: restored saved config (%d diff lines)", self.where, len(diff.splitlines()))
-        return diff
+        return super().restore(saved_config)
 
 
 __all__ = ["IosDriver", "device_message", "unapplied"]

@@ -8,43 +8,24 @@ from __future__ import annotations
 
 import re
 
-from ciscoconfparse2 import CiscoConfParse
-
 from harmless.switch_drivers.base import PortVlanState
-from harmless.switch_drivers.ios.vids import parse_vid_ranges
+from harmless.switch_drivers.switchport import interface_lines, port_states, vlan_blocks
+
+__all__ = ["ISL_CAPABLE_MODEL", "interface_lines", "needs_trunk_encapsulation", "parse_port_states",
+           "parse_switchport_operational", "parse_vlans"]
 
 # Interfaces that are never 802.1Q switch ports (SVIs, loopbacks, tunnels, management).
 _NOT_SWITCHPORT = re.compile(r"^(vlan|loopback|tunnel|null|bvi|mgmt|management|dialer|virtual-)", re.I)
 _MODES = {"access": "access", "trunk": "trunk", "dot1q-tunnel": "tunnel", "dynamic": "dynamic"}
 
 
-def _allowed(lines: list[str]) -> tuple[int, ...] | None:
-    """Fold ``switchport trunk allowed vlan [add|remove|except] LIST|all|none`` lines, in order.
-
-    Returns None for "all VLANs" (also when no such line exists).
-    """
-    allowed: set[int] | None = None
-    for line in lines:
-        m = re.match(r"switchport trunk allowed vlan\s+(?:(add|remove|except)\s+)?(\S+)$", line)
-        if not m:
-            continue
-        op, spec = m.group(1), m.group(2)
-        vids = parse_vid_ranges(spec)
-        if op is None:
-            allowed = None if vids is None else set(vids)
-        elif op == "add":
-            if allowed is not None:
-                allowed = None if vids is None else allowed | set(vids)
-        elif op == "remove":
-            base = set(range(1, 4095)) if allowed is None else allowed
-            allowed = base - set(vids or range(1, 4095))
-        elif op == "except":
-            allowed = set(range(1, 4095)) - set(vids or ())
-    return None if allowed is None else tuple(sorted(allowed))
+def _mode(word: str | None) -> str:
+    """IOS: no ``switchport mode`` → ``dynamic`` (DTP); unknown modes (``private-vlan host``) → ``access``."""
+    return "dynamic" if word is None else _MODES.get(word.split()[0], "access")
 
 
 def parse_port_states(config_text: str) -> dict[str, PortVlanState]:
-    """Per-port VLAN state from IOS configuration text.
+    """Per-port VLAN state from IOS configuration text (:func:`switchport.port_states` with IOS rules).
 
     Args:
         config_text: ``show running-config`` output (or any IOS config snippet).
@@ -60,34 +41,7 @@ def parse_port_states(config_text: str) -> dict[str, PortVlanState]:
     Raises:
         ValueError: a malformed VLAN list in a ``switchport`` line.
     """
-    parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
-    result: dict[str, PortVlanState] = {}
-    for intf in parse.find_objects(r"^interface\s+\S+"):
-        name = intf.text.split(None, 1)[1].strip()
-        if _NOT_SWITCHPORT.match(name):
-            continue
-        lines = [" ".join(c.text.split()) for c in intf.children]
-        if "no switchport" in lines:
-            continue
-        mode_word, access_vid, native_vid, shutdown = None, 1, 1, False
-        for line in lines:
-            if m := re.match(r"switchport mode (\S+)", line):
-                mode_word = m.group(1)
-            elif m := re.match(r"switchport access vlan (\d+)$", line):
-                access_vid = int(m.group(1))
-            elif m := re.match(r"switchport trunk native vlan (\d+)$", line):
-                native_vid = int(m.group(1))
-            elif line == "shutdown":
-                shutdown = True
-            elif line == "no shutdown":
-                shutdown = False
-        mode = "dynamic" if mode_word is None else _MODES.get(mode_word, "access")
-        if mode == "trunk":
-            result[name] = PortVlanState(name=name, mode="trunk", native_vid=native_vid,
-                                         allowed_vids=_allowed(lines), shutdown=shutdown)
-        else:
-            result[name] = PortVlanState(name=name, mode=mode, access_vid=access_vid, shutdown=shutdown)
-    return result
+    return port_states(config_text, _NOT_SWITCHPORT, _mode)
 
 
 def parse_vlans(config_text: str) -> dict[int, str]:
@@ -99,30 +53,7 @@ def parse_vlans(config_text: str) -> dict[int, str]:
     Returns:
         VID -> name for every single-VID ``vlan`` block in the text.
     """
-    parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
-    out: dict[int, str] = {}
-    for obj in parse.find_objects(r"^vlan\s+\d+\s*$"):
-        name = ""
-        for child in obj.children:
-            if m := re.match(r"^\s*name\s+(.+?)\s*$", child.text):
-                name = m.group(1)
-        out[int(obj.text.split()[1])] = name
-    return out
-
-
-def interface_lines(config_text: str) -> dict[str, list[str]]:
-    """``{interface name: [child lines, whitespace-normalised]}`` for every ``interface`` block (pure).
-
-    Args:
-        config_text: IOS configuration text.
-
-    Returns:
-        Child lines in config order, e.g. ``{"FastEthernet0/7": ["switchport mode access",
-        "switchport nonegotiate"]}``.
-    """
-    parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
-    return {intf.text.split(None, 1)[1].strip(): [" ".join(c.text.split()) for c in intf.children]
-            for intf in parse.find_objects(r"^interface\s+\S+")}
+    return {int(spec): name for spec, name in vlan_blocks(config_text)}
 
 
 #: Catalyst families whose trunks default to ISL/DTP encapsulation "negotiate" (Catalyst 3560/3750/4500/6500

@@ -4,33 +4,21 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import jinja2
-
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
 from harmless.switch_drivers.ios.parse import interface_lines, parse_port_states, parse_vlans
-from harmless.switch_drivers.ios.vids import MAX_VID, MIN_VID, format_vid_ranges
+from harmless.switch_drivers.ios.vids import format_vid_ranges
+from harmless.switch_drivers.rendering import OWN_VLAN_PREFIX, collect_vlans, template_env
+
+__all__ = ["OWN_VLAN_PREFIX", "TEMPLATE_DIR", "render_config"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)), trim_blocks=True,
-                          lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-                          autoescape=False)
-_VLAN_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,32}$")
+_ENV = template_env(TEMPLATE_DIR)
 _INTERFACE = re.compile(r"^[A-Za-z][A-Za-z\-]*\d+(/\d+)*(\.\d+)?$")
-
-
-def _check_vid(vid: int, what: str) -> None:
-    if not isinstance(vid, int) or isinstance(vid, bool) or not MIN_VID <= vid <= MAX_VID:
-        raise ValueError(f"{what}: VLAN id {vid!r} is outside {MIN_VID}..{MAX_VID}")
 
 
 def _check_interface(name: str) -> None:
     if not _INTERFACE.match(name or ""):
         raise ValueError(f"interface name {name!r} is not an IOS interface name (e.g. FastEthernet0/7)")
-
-
-#: VLAN names HARMLESS writes start with this (see ``harmless.plan.vlan_name``: ``harmless-<switch>-p<n>``);
-#: only such VLANs are ever removed by a render.
-OWN_VLAN_PREFIX = "harmless-"
 
 
 def _current_interfaces(current: str | None) -> dict[str, list[str]]:
@@ -101,38 +89,16 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, 
         ValueError: bad VID, VLAN name or interface name; one VID given two names; one interface
             changed twice; ``stag_tpid`` other than 0x8100 on a trunk (IOS dot1q-tunnel always uses 0x8100).
     """
-    vlans: dict[int, str] = {}
-    seen: set[str] = set()
-    cur = _current_interfaces(current)
-    access_rows = []
-    for a in access:
-        _check_vid(a.vid, a.interface)
-        _check_interface(a.interface)
-        if not _VLAN_NAME.match(a.vlan_name or ""):
-            raise ValueError(f"{a.interface}: VLAN name {a.vlan_name!r} must be 1-32 chars of [A-Za-z0-9_.-]")
-        if vlans.get(a.vid, a.vlan_name) != a.vlan_name:
-            raise ValueError(f"VLAN {a.vid} is given two names: {vlans[a.vid]!r} and {a.vlan_name!r}")
-        vlans[a.vid] = a.vlan_name
-        if a.interface in seen:
-            raise ValueError(f"interface {a.interface} is changed twice")
-        seen.add(a.interface)
-        access_rows.append({"interface": a.interface, "vid": a.vid,
-                            "mode": "dot1q-tunnel" if a.qinq else "access",
-                            "cleanup": _access_cleanup(cur.get(a.interface, []))})
-    trunk_rows = []
     for t in trunks:
-        _check_interface(t.interface)
-        if t.interface in seen:
-            raise ValueError(f"interface {t.interface} is changed twice")
         if t.stag_tpid != 0x8100:
             raise ValueError(f"{t.interface}: IOS dot1q-tunnel puts TPID 0x8100 on the outer tag, not "
                              f"{t.stag_tpid:#06x}")
-        seen.add(t.interface)
-        for vid in t.vids:
-            _check_vid(vid, t.interface)
-            vlans.setdefault(vid, "")
-        trunk_rows.append({"interface": t.interface, "allowed": format_vid_ranges(t.vids),
-                           "cleanup": _trunk_cleanup(cur.get(t.interface, []), tuple(t.vids))})
+    vlans, seen = collect_vlans(access, trunks, _check_interface)
+    cur = _current_interfaces(current)
+    access_rows = [{"interface": a.interface, "vid": a.vid, "mode": "dot1q-tunnel" if a.qinq else "access",
+                    "cleanup": _access_cleanup(cur.get(a.interface, []))} for a in access]
+    trunk_rows = [{"interface": t.interface, "allowed": format_vid_ranges(t.vids),
+                   "cleanup": _trunk_cleanup(cur.get(t.interface, []), tuple(t.vids))} for t in trunks]
     remove = _stale_vlans(current, set(vlans), seen)
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=access_rows,
                                                    trunks=trunk_rows, remove_vlans=remove,

@@ -20,7 +20,7 @@ import logging
 import re
 
 from harmless.errors import DeviceError
-from harmless.switch_drivers.base import AccessPortChange, Capabilities, PortVlanState, TrunkChange
+from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.junos import parse
 from harmless.switch_drivers.junos.render import MODE_KEYWORD, render_config
 from harmless.switch_drivers.napalm_glue import NapalmDriver
@@ -90,14 +90,9 @@ class JunosDriver(NapalmDriver):
         args.update(self.optional_args)
         return args
 
-    def device_message(self, text: str) -> str:
-        return device_message(text)
-
-    def parse_ports(self, config_text: str) -> dict[str, PortVlanState]:
-        return parse.parse_port_states(config_text)
-
-    def parse_vlans(self, config_text: str) -> dict[int, str]:
-        return parse.parse_vlans(config_text)
+    device_message = staticmethod(device_message)
+    parse_ports = staticmethod(parse.parse_port_states)
+    parse_vlans = staticmethod(parse.parse_vlans)
 
     def running_config(self) -> str:
         """The running configuration (curly text) without the volatile ``## Last commit/changed`` lines."""

@@ -4,14 +4,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import jinja2
-
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
+from harmless.switch_drivers.rendering import template_env
+from harmless.switch_drivers.vids import check_vid
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)), trim_blocks=True,
-                          lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-                          autoescape=False)
+_ENV = template_env(TEMPLATE_DIR)
 #: Junos VLAN names: a letter, then letters, digits, ``-``, ``_``, ``.`` (at most 64 characters)
 _VLAN_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{0,63}$")
 _INTERFACE = re.compile(r"^((ge|xe|et|mge|fe)-\d+/\d+/\d+|ae\d+)$")
@@ -52,8 +50,7 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
     seen: set[str] = set()
 
     def check(vid: int, interface: str) -> None:
-        if not isinstance(vid, int) or isinstance(vid, bool) or not 1 <= vid <= 4094:
-            raise ValueError(f"{interface}: VLAN id {vid!r} is outside 1..4094")
+        check_vid(vid, interface)
         if not _INTERFACE.match(interface or ""):
             raise ValueError(f"interface name {interface!r} is not a Junos switch port (e.g. ge-0/0/7, xe-0/0/1, ae0)")
         if interface in seen:
@@ -75,8 +72,7 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
     rows = []
     for t in trunks:
         for vid in t.vids:
-            if not isinstance(vid, int) or isinstance(vid, bool) or not 1 <= vid <= 4094:
-                raise ValueError(f"{t.interface}: VLAN id {vid!r} is outside 1..4094")
+            check_vid(vid, t.interface)
         check(min(t.vids, default=1), t.interface)
         for vid in t.vids:
             vlans.setdefault(vid, f"vlan{vid}")

@@ -1,19 +1,13 @@
 """Render the HARMLESS tagging config for ProCurve from ``templates/harmless.j2`` (pure)."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
-
-import jinja2
 
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
 from harmless.switch_drivers.procurve.parse import _port_key, format_ports, parse_config, port_states
+from harmless.switch_drivers.rendering import OWN_VLAN_PREFIX, VLAN_NAME, template_env
 
-_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")), trim_blocks=True,
-                          lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-                          autoescape=False)
-_VLAN_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,32}$")
-OWN_VLAN_PREFIX = "harmless-"   # harmless.plan.vlan_name
+_ENV = template_env(Path(__file__).parent / "templates")
 
 
 def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], current: str | None = None) -> str:
@@ -41,7 +35,7 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], cur
             raise ValueError(f"port {a.interface}: QinQ is not supported by the ProCurve driver")
         if not 1 <= a.vid <= 4094 or isinstance(a.vid, bool):
             raise ValueError(f"port {a.interface}: VLAN id {a.vid!r} is outside 1..4094")
-        if not _VLAN_NAME.match(a.vlan_name or ""):
+        if not VLAN_NAME.match(a.vlan_name or ""):
             raise ValueError(f"port {a.interface}: VLAN name {a.vlan_name!r} must be 1-32 chars of [A-Za-z0-9_.-]")
         if names.get(a.vid, a.vlan_name) != a.vlan_name:
             raise ValueError(f"VLAN {a.vid} is given two names: {names[a.vid]!r} and {a.vlan_name!r}")

@@ -13,12 +13,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from harmless.demo import free_port
+from harmless.errors import CommitError
 
 PASSWORD = "Lab-Pw-7f3a9c"          # test-only; asserted never to show up in errors or logs
 USERNAME = "admin"
@@ -122,26 +124,59 @@ def start_fakeswitch(tmp_dir: Path, *extra_args: str, startup_config: str | None
     raise RuntimeError(f"lab switch did not start:\n{last_err}")
 
 
-@pytest.fixture(scope="module")
-def module_switch(tmp_path_factory):
-    """One lab switch (startup config: VLANs 100/101, Fa0/7-8 access 100, Fa0/9 vlan 101, Fa0/12 shut) per module."""
-    sw = start_fakeswitch(tmp_path_factory.mktemp("fakeswitch"))
+def serve(sw: FakeSwitch) -> Iterator[FakeSwitch]:
+    """Fixture body: yield the started switch ``sw``, stop it at teardown (also when the test fails)."""
     try:
         yield sw
     finally:
         sw.stop()
+
+
+def _switch_factory(new_dir: Callable[[int], Path]) -> Iterator[Callable[..., FakeSwitch]]:
+    """Fixture body: yield ``start(*extra_args, **kw)`` (see :func:`start_fakeswitch`; the n-th switch runs in
+    ``new_dir(n)``); every switch it started is stopped at teardown, also when the test fails."""
+    started: list[FakeSwitch] = []
+
+    def start(*extra_args: str, **kw) -> FakeSwitch:
+        sw = start_fakeswitch(new_dir(len(started)), *extra_args, **kw)
+        started.append(sw)
+        return sw
+
+    try:
+        yield start
+    finally:
+        for sw in started:
+            sw.stop()
+
+
+def raw_running(drv) -> str:
+    """``show running-config`` exactly as an IOS device prints it (header and byte count included)."""
+    return drv._device.cli(["show running-config"])["show running-config"]
+
+
+def refused_apply(drv, access, trunks) -> str:
+    """Render and apply a config the device refuses; assert ``apply`` raised CommitError saying the original is back
+    (verified) and the running config equals the one before. Returns the error text for vendor-specific checks."""
+    drv.facts()
+    before = drv.running_config()
+    with pytest.raises(CommitError) as exc:
+        drv.apply(drv.render(access, trunks))
+    assert "original running config is back (verified)" in str(exc.value)
+    assert drv.running_config() == before
+    return str(exc.value)
+
+
+@pytest.fixture(scope="module")
+def module_switch(tmp_path_factory):
+    """One lab switch (startup config: VLANs 100/101, Fa0/7-8 access 100, Fa0/9 vlan 101, Fa0/12 shut) per module."""
+    yield from serve(start_fakeswitch(tmp_path_factory.mktemp("fakeswitch")))
 
 
 @pytest.fixture(scope="module")
 def rejecting_switch(tmp_path_factory):
     """A lab switch that rejects ``spanning-tree bpduguard ...`` lines (fault injection)."""
-    sw = start_fakeswitch(tmp_path_factory.mktemp("fakeswitch-reject"), "--reject", r"^spanning-tree bpduguard")
-    try:
-        yield sw
-    finally:
-        sw.stop()
-
-
+    yield from serve(start_fakeswitch(tmp_path_factory.mktemp("fakeswitch-reject"), "--reject",
+                                      r"^spanning-tree bpduguard"))
 
 
 @pytest.fixture
@@ -160,33 +195,11 @@ def unused_port() -> int:
 def start_switch(tmp_path):
     """Factory: ``start_switch(*extra_args, **kw)`` starts a lab switch (see :func:`start_fakeswitch`);
     every switch it started is stopped at teardown, also when the test fails."""
-    started: list[FakeSwitch] = []
-
-    def start(*extra_args: str, **kw) -> FakeSwitch:
-        sw = start_fakeswitch(tmp_path / f"sw{len(started)}", *extra_args, **kw)
-        started.append(sw)
-        return sw
-
-    try:
-        yield start
-    finally:
-        for sw in started:
-            sw.stop()
+    yield from _switch_factory(lambda n: tmp_path / f"sw{n}")
 
 
 @pytest.fixture(scope="module")
 def module_switches(tmp_path_factory):
     """Module-scoped factory: ``module_switches(*extra_args, **kw)`` starts a lab switch (see
     :func:`start_fakeswitch`) shared by the module's tests; all are stopped at module teardown."""
-    started: list[FakeSwitch] = []
-
-    def start(*extra_args: str, **kw) -> FakeSwitch:
-        sw = start_fakeswitch(tmp_path_factory.mktemp(f"hl-i-sw{len(started)}"), *extra_args, **kw)
-        started.append(sw)
-        return sw
-
-    try:
-        yield start
-    finally:
-        for sw in started:
-            sw.stop()
+    yield from _switch_factory(lambda n: tmp_path_factory.mktemp(f"hl-i-sw{n}"))

@@ -12,7 +12,7 @@ import pytest
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
-from tests.drivers.conftest import PASSWORD
+from tests.drivers.conftest import PASSWORD, serve
 from tests.drivers.eos_fixtures import eos_driver, start_eos
 
 ACCESS = [AccessPortChange("Ethernet7", 107, "hl107"), AccessPortChange("Ethernet8", 108, "hl108", qinq=True)]
@@ -21,22 +21,14 @@ TRUNKS = [TrunkChange("Ethernet25", (107, 108), stag_tpid=0x88A8)]
 
 @pytest.fixture(scope="module")
 def eos(tmp_path_factory):
-    sw = start_eos(tmp_path_factory.mktemp("eos"))
-    try:
-        yield sw
-    finally:
-        sw.stop()
+    yield from serve(start_eos(tmp_path_factory.mktemp("eos")))
 
 
 @pytest.fixture(scope="module")
 def faulty_eos(tmp_path_factory):
     """Rejects `switchport access vlan 110`; drops the reply to the first session commit (once)."""
-    sw = start_eos(tmp_path_factory.mktemp("eos-faulty"), "--reject", r"^switchport access vlan 110$",
-                   "--drop-after", r"^configure session \S+ commit$")
-    try:
-        yield sw
-    finally:
-        sw.stop()
+    yield from serve(start_eos(tmp_path_factory.mktemp("eos-faulty"), "--reject", r"^switchport access vlan 110$",
+                               "--drop-after", r"^configure session \S+ commit$"))
 
 
 def test_facts_capabilities_and_link_state(eos):

@@ -10,14 +10,10 @@ import pytest
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
+from tests.drivers.conftest import raw_running
 
 ACCESS = [AccessPortChange("FastEthernet0/7", 107, "hl107"), AccessPortChange("FastEthernet0/10", 110, "hl110")]
 TRUNKS = [TrunkChange("GigabitEthernet0/1", (107, 110))]
-
-
-def _raw_running(drv) -> str:
-    """``show running-config`` exactly as the device prints it (header and byte count included)."""
-    return drv._device.cli(["show running-config"])["show running-config"]
 
 
 def test_facts_and_capabilities(module_switch):
@@ -39,7 +35,7 @@ def test_facts_and_capabilities(module_switch):
 
 def test_apply_is_idempotent_and_restore_is_exact(module_switch):
     with module_switch.driver() as drv:
-        before_raw, before = _raw_running(drv), drv.running_config()
+        before_raw, before = raw_running(drv), drv.running_config()
         config = drv.render(ACCESS, TRUNKS)
 
         diff = drv.apply(config)
@@ -61,7 +57,7 @@ def test_apply_is_idempotent_and_restore_is_exact(module_switch):
         restore_diff = drv.restore(before)
         assert "-vlan 107" in restore_diff
         assert drv.running_config() == before
-        assert _raw_running(drv) == before_raw                           # byte for byte
+        assert raw_running(drv) == before_raw                            # byte for byte
 
 
 def test_closed_driver_raises_device_error(module_switch):
@@ -95,20 +91,20 @@ def test_wrong_password_never_shows_a_password(module_switch, caplog, lab_passwo
 
 def test_rejected_line_leaves_the_original_config(rejecting_switch):
     with rejecting_switch.driver() as drv:
-        before_raw, before = _raw_running(drv), drv.running_config()
+        before_raw, before = raw_running(drv), drv.running_config()
         bad = drv.render(ACCESS, TRUNKS).replace("end\n", "interface FastEthernet0/11\n spanning-tree bpduguard enable\n!\nend\n")
         with pytest.raises(CommitError) as exc:
             drv.apply(bad)
         msg = str(exc.value)
         assert "spanning-tree bpduguard enable" in msg and "Invalid input" in msg and "verified" in msg
-        assert drv.running_config() == before and _raw_running(drv) == before_raw
+        assert drv.running_config() == before and raw_running(drv) == before_raw
 
 
 def test_failed_commit_without_napalm_rollback_is_restored_by_the_driver(rejecting_switch):
     with rejecting_switch.driver() as drv:
-        before_raw = _raw_running(drv)
+        before_raw = raw_running(drv)
         drv._device.rollback = lambda: None          # as if NAPALM's automatic rollback had not worked
         bad = drv.render(ACCESS[:1], []).replace("end\n", "spanning-tree bpduguard default\nend\n")
         with pytest.raises(CommitError, match="spanning-tree bpduguard default"):
             drv.apply(bad)
-        assert _raw_running(drv) == before_raw
+        assert raw_running(drv) == before_raw

@@ -8,6 +8,7 @@ import pytest
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
+from tests.drivers.conftest import raw_running
 
 MINUTE = 4.0
 STARTUP_3750 = """\
@@ -47,10 +48,6 @@ def sw3750(module_switches):
     return module_switches("--platform", "3750", "--minute-seconds", str(MINUTE), startup_config=STARTUP_3750)
 
 
-def _raw(drv) -> str:
-    return drv._device.cli(["show running-config"])["show running-config"]
-
-
 def test_facts_caps_and_render_on_an_isl_platform(sw3750):
     with sw3750.driver() as drv:
         facts = drv.facts()
@@ -71,7 +68,7 @@ def test_nonegotiate_port_to_trunk_and_back(sw3750):
 
     with sw3750.driver() as drv:
         drv.facts()
-        before_raw, before = _raw(drv), drv.running_config()
+        before_raw, before = raw_running(drv), drv.running_config()
         diff = drv.apply(drv.render(ACCESS, TRUNKS))
         assert "+ switchport trunk encapsulation dot1q" in diff and "no vlan 105" in diff
         facts = drv.facts()
@@ -90,7 +87,7 @@ def test_nonegotiate_port_to_trunk_and_back(sw3750):
         assert " switchport trunk allowed vlan 107,111" in drv.running_config()   # device kept the new config
 
         drv.restore(before)                                                   # bridge merge + replace
-        assert _raw(drv) == before_raw
+        assert raw_running(drv) == before_raw
 
 
 def test_commit_confirm_confirmed_in_time_stays(sw3750):
@@ -110,16 +107,16 @@ def test_commit_confirm_confirmed_in_time_stays(sw3750):
 def test_commit_confirm_timer_expires_and_device_reverts(sw3750):
     with sw3750.driver() as drv:
         drv.facts()
-        before_raw = _raw(drv)
+        before_raw = raw_running(drv)
         drv.apply(drv.render(ACCESS[:1], []), revert_in=60)
         assert " switchport access vlan 107" in drv.running_config()
         pending = drv._device.cli(["show archive config rollback timer"])["show archive config rollback timer"]
         assert "Timer value" in pending and sw3750.username in pending
     deadline = time.monotonic() + MINUTE * 4
     with sw3750.driver() as drv:                                             # no confirm: a new session checks
-        while time.monotonic() < deadline and _raw(drv) != before_raw:
+        while time.monotonic() < deadline and raw_running(drv) != before_raw:
             time.sleep(0.5)
-        assert _raw(drv) == before_raw
+        assert raw_running(drv) == before_raw
         with pytest.raises(CommitError, match="No pending"):
             drv.confirm()
     assert "revert timer expired" in sw3750.log()
@@ -131,7 +128,7 @@ def test_lost_session_mid_commit_is_reconnected_and_restored(start_switch):
     # netmiko's read_timeout_override (a NAPALM optional_arg) bounds that wait
     with sw.driver(optional_args={"read_timeout_override": 8}) as drv:
         drv.facts()
-        before_raw = _raw(drv)
+        before_raw = raw_running(drv)
         t0 = time.monotonic()
         with pytest.raises(DeviceError) as exc:
             drv.apply(drv.render(ACCESS, TRUNKS))
@@ -139,4 +136,4 @@ def test_lost_session_mid_commit_is_reconnected_and_restored(start_switch):
         assert time.monotonic() - t0 < 60
     assert "dropping the SSH session" in sw.log()
     with sw.driver() as fresh:
-        assert _raw(fresh) == before_raw
+        assert raw_running(fresh) == before_raw

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,37 +47,89 @@ class Lab:
         return lab.lab_ovs(self.info)
 
 
-def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, vendor="ios", controller_env=None):
-    require_root_ovs()
-    if importlib.util.find_spec("fake_switches") is None:
-        pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
+@contextmanager
+def state_dir(tmp_path_factory) -> Iterator[Path]:
+    """A fresh HARMLESS state dir as ``HARMLESS_STATE_DIR`` for the block; the old value is back afterwards."""
     state = tmp_path_factory.mktemp("state")
     old = os.environ.get("HARMLESS_STATE_DIR")
     os.environ["HARMLESS_STATE_DIR"] = str(state)
-    name = "t" + uuid.uuid4().hex[:5]
-    ctl = None
     try:
-        info = lab.lab_up(lab.LabSpec(name=name, ssh_port=free_port(), hosts=hosts, reject=reject,
-                                      server_netns=f"hl-{name}-srv", vendor=vendor))
-        ctl = start_controller(6653, state / "controller.log", netns=info["server_netns"], env=controller_env)
-        inv = lab.inventory(info, ["tcp:127.0.0.1:6653"])
-        if ports is not None:
-            inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in ports]
-        p = state / "inventory.yaml"
-        p.write_text(yaml.safe_dump(inv, sort_keys=False))
-        yield Lab(info, p, state)
+        yield state
     finally:
-        try:
-            if st.load():
-                orch.down()
-        except Exception as e:  # noqa: BLE001 - best effort cleanup, report
-            print(f"cleanup: harmless down failed: {e}")
-        stop_process(ctl)
-        lab.lab_down(name)
         if old is None:
             os.environ.pop("HARMLESS_STATE_DIR", None)
         else:
             os.environ["HARMLESS_STATE_DIR"] = old
+
+
+def down_if_deployed() -> None:
+    """Best-effort ``harmless down`` of whatever the current state dir holds (cleanup; failures are printed)."""
+    try:
+        if st.load():
+            orch.down()
+    except Exception as e:  # noqa: BLE001 - best effort cleanup, report
+        print(f"cleanup: harmless down failed: {e}")
+
+
+def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, vendor="ios", controller_env=None):
+    require_root_ovs()
+    if importlib.util.find_spec("fake_switches") is None:
+        pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
+    name = "t" + uuid.uuid4().hex[:5]
+    with state_dir(tmp_path_factory) as state:
+        ctl = None
+        try:
+            info = lab.lab_up(lab.LabSpec(name=name, ssh_port=free_port(), hosts=hosts, reject=reject,
+                                          server_netns=f"hl-{name}-srv", vendor=vendor))
+            ctl = start_controller(6653, state / "controller.log", netns=info["server_netns"], env=controller_env)
+            inv = lab.inventory(info, ["tcp:127.0.0.1:6653"])
+            if ports is not None:
+                inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in ports]
+            p = state / "inventory.yaml"
+            p.write_text(yaml.safe_dump(inv, sort_keys=False))
+            yield Lab(info, p, state)
+        finally:
+            down_if_deployed()
+            stop_process(ctl)
+            lab.lab_down(name)
+
+
+def make_labs(tmp_path_factory, tag: str, specs: Callable[[str, str], Iterable[lab.LabSpec]],
+              switches: Callable[[list[dict]], list[dict]], filename: str) -> Iterator[dict]:
+    """Several lab switches around one HARMLESS server namespace and one controller (module fixtures).
+
+    Args:
+        tag: one letter, the start of every name (unique per test module).
+        specs: ``(prefix, server netns) -> LabSpecs``, brought up in order (a generator, so each spec's
+            ``free_port()`` is taken after the previous lab listens); ``prefix`` is ``tag`` + 4 random hex
+            digits, to start every lab name with; every spec must use the given ``server_netns``.
+        switches: ``[lab info] -> [inventory switch dict]`` (names, datapath ids, access ports).
+        filename: inventory file name in the state dir.
+
+    Yields:
+        ``{"inventory": Path, "infos": [lab info], "state": Path}``. Afterwards (also on failure): ``harmless
+        down`` if deployed, controller stopped, every lab and the server namespace removed, state dir env reset.
+    """
+    require_root_ovs()
+    prefix = f"{tag}{uuid.uuid4().hex[:4]}"
+    srv = f"hl-{prefix}-srv"
+    with state_dir(tmp_path_factory) as state:
+        names, infos, ctl = [], [], None
+        try:
+            for spec in specs(prefix, srv):
+                names.append(spec.name)
+                infos.append(lab.lab_up(spec))
+            ctl = start_controller(6653, state / "controller.log", netns=srv)
+            inv = {"server": {"datapath": "netdev", "ovs": "private", "netns": srv}, "switches": switches(infos)}
+            p = state / filename
+            p.write_text(yaml.safe_dump(inv, sort_keys=False))
+            yield {"inventory": p, "infos": infos, "state": state}
+        finally:
+            down_if_deployed()
+            stop_process(ctl)
+            for name in names:
+                lab.lab_down(name)
+            subprocess.run(["ip", "netns", "del", srv], capture_output=True)
 
 
 @pytest.fixture(scope="module")

@@ -11,62 +11,41 @@ import json
 import os
 import subprocess
 import sys
-import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from harmless import orchestrator as orch
 from harmless import state as st
-from harmless.demo import free_port, start_controller, stop_process
+from harmless.demo import free_port
 from harmless.inventory import load_inventory
 from harmless.lab import topology as lab
-from tests.conftest import require_root_ovs
+from tests.lab.conftest import make_labs
 
 N_SWITCHES = 5
 REJECTING = 3          # sw3 refuses the access VLAN of its port 8
 
 
+def _specs(prefix: str, srv: str) -> Iterator[lab.LabSpec]:
+    for i in range(1, N_SWITCHES + 1):
+        reject = (r"switchport access vlan 108",) if i == REJECTING else ()
+        yield lab.LabSpec(name=f"{prefix}{chr(ord('a') + i - 1)}", ssh_port=free_port(), hosts=(7, 8), reject=reject,
+                          server_netns=srv)
+
+
+def _switches(infos: list[dict]) -> list[dict]:
+    switches = []
+    for i, info in enumerate(infos, start=1):
+        sw = lab.inventory(info, ["tcp:127.0.0.1:6653"])["switches"][0]
+        sw.update(name=f"sw{i}", datapath_id=f"0x{i:016x}")
+        switches.append(sw)
+    return switches
+
+
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    require_root_ovs()
-    state = tmp_path_factory.mktemp("state")
-    old = os.environ.get("HARMLESS_STATE_DIR")
-    os.environ["HARMLESS_STATE_DIR"] = str(state)
-    fid = uuid.uuid4().hex[:4]
-    srv = f"hl-f{fid}-srv"
-    names = [f"f{fid}{chr(ord('a') + i)}" for i in range(N_SWITCHES)]
-    infos, ctl = [], None
-    try:
-        for i, name in enumerate(names, start=1):
-            reject = (r"switchport access vlan 108",) if i == REJECTING else ()
-            infos.append(lab.lab_up(lab.LabSpec(name=name, ssh_port=free_port(), hosts=(7, 8), reject=reject,
-                                                server_netns=srv)))
-        ctl = start_controller(6653, state / "controller.log", netns=srv)
-        switches = []
-        for i, info in enumerate(infos, start=1):
-            sw = lab.inventory(info, ["tcp:127.0.0.1:6653"])["switches"][0]
-            sw.update(name=f"sw{i}", datapath_id=f"0x{i:016x}")
-            switches.append(sw)
-        inv = {"server": {"datapath": "netdev", "ovs": "private", "netns": srv}, "switches": switches}
-        p = state / "fleet.yaml"
-        p.write_text(yaml.safe_dump(inv, sort_keys=False))
-        yield {"inventory": p, "infos": infos, "state": state}
-    finally:
-        try:
-            if st.load():
-                orch.down()
-        except Exception as e:  # noqa: BLE001 - best effort, reported
-            print(f"cleanup: harmless down failed: {e}")
-        stop_process(ctl)
-        for name in names:
-            lab.lab_down(name)
-        subprocess.run(["ip", "netns", "del", srv], capture_output=True)
-        if old is None:
-            os.environ.pop("HARMLESS_STATE_DIR", None)
-        else:
-            os.environ["HARMLESS_STATE_DIR"] = old
+    yield from make_labs(tmp_path_factory, "f", _specs, _switches, "fleet.yaml")
 
 
 def running_configs(inventory: Path) -> dict[str, str]:

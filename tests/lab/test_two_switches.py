@@ -7,60 +7,43 @@ inside sw1 across its two trunks, and from sw1 to sw2 through br-of-sw1 port 24,
 """
 from __future__ import annotations
 
-import os
 import subprocess
-import uuid
+from collections.abc import Iterator
 
 import pytest
-import yaml
 
 from harmless import orchestrator as orch
 from harmless import state as st
-from harmless.demo import free_port, start_controller, stop_process
+from harmless.demo import free_port
 from harmless.lab import topology as lab
-from tests.conftest import require_root_ovs
-from tests.lab.conftest import lab_vendor_b
+from tests.lab.conftest import lab_vendor_b, make_labs
+
+
+def _specs(prefix: str, srv: str) -> Iterator[lab.LabSpec]:
+    na, nb = f"{prefix}a", f"{prefix}b"
+    yield lab.LabSpec(name=na, ssh_port=free_port(), hosts=(7, 8), server_netns=srv,
+                      more_trunks=("GigabitEthernet0/2",), uplinks=((24, ""),))
+    yield lab.LabSpec(name=nb, ssh_port=free_port(), hosts=(7, 8), server_netns=srv, host_base=100,
+                      uplinks=((24, lab.uplink_iface(na, 24)),), **lab_vendor_b())
+
+
+def _switches(infos: list[dict]) -> list[dict]:
+    a, b = infos
+    s1 = lab.inventory(a, ["tcp:127.0.0.1:6653"])["switches"][0]
+    s1.update(access_ports=["FastEthernet0/7", {"interface": "FastEthernet0/8", "trunk": "GigabitEthernet0/2"},
+                            "FastEthernet0/24"])
+    s2 = lab.inventory(b, ["tcp:127.0.0.1:6653"])["switches"][0]
+    s2.update(name="sw2", datapath_id="0x0000000000000002",
+              access_ports=[*s2["access_ports"], lab.access_iface(b["vendor"], 24)])
+    return [s1, s2]
 
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory):
-    require_root_ovs()
-    state = tmp_path_factory.mktemp("state")
-    old = os.environ.get("HARMLESS_STATE_DIR")
-    os.environ["HARMLESS_STATE_DIR"] = str(state)
-    tid = uuid.uuid4().hex[:4]
-    srv, na, nb = f"hl-w{tid}-srv", f"w{tid}a", f"w{tid}b"
-    ctl = None
-    try:
-        a = lab.lab_up(lab.LabSpec(name=na, ssh_port=free_port(), hosts=(7, 8), server_netns=srv,
-                                   more_trunks=("GigabitEthernet0/2",), uplinks=((24, ""),)))
-        b = lab.lab_up(lab.LabSpec(name=nb, ssh_port=free_port(), hosts=(7, 8), server_netns=srv, host_base=100,
-                                   uplinks=((24, lab.uplink_iface(na, 24)),), **lab_vendor_b()))
-        ctl = start_controller(6653, state / "controller.log", netns=srv)
-        s1 = lab.inventory(a, ["tcp:127.0.0.1:6653"])["switches"][0]
-        s1.update(access_ports=["FastEthernet0/7", {"interface": "FastEthernet0/8", "trunk": "GigabitEthernet0/2"},
-                                "FastEthernet0/24"])
-        s2 = lab.inventory(b, ["tcp:127.0.0.1:6653"])["switches"][0]
-        s2.update(name="sw2", datapath_id="0x0000000000000002",
-                  access_ports=[*s2["access_ports"], lab.access_iface(b["vendor"], 24)])
-        inv = {"server": {"datapath": "netdev", "ovs": "private", "netns": srv}, "switches": [s1, s2]}
-        p = state / "two.yaml"
-        p.write_text(yaml.safe_dump(inv, sort_keys=False))
-        yield {"inventory": p, "a": a, "b": b}
-    finally:
-        try:
-            if st.load():
-                orch.down()
-        except Exception as e:  # noqa: BLE001 - best effort, reported
-            print(f"cleanup: harmless down failed: {e}")
-        stop_process(ctl)
-        lab.lab_down(na)
-        lab.lab_down(nb)
-        subprocess.run(["ip", "netns", "del", srv], capture_output=True)
-        if old is None:
-            os.environ.pop("HARMLESS_STATE_DIR", None)
-        else:
-            os.environ["HARMLESS_STATE_DIR"] = old
+    labs = make_labs(tmp_path_factory, "w", _specs, _switches, "two.yaml")
+    for x in labs:
+        a, b = x["infos"]
+        yield {"inventory": x["inventory"], "a": a, "b": b}
 
 
 def ping_ip(info, src, ip, count=3):
