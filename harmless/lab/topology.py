@@ -296,6 +296,24 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     return info
 
 
+def stop_pid_file(pidf: Path) -> None:
+    """Stop the process group whose leader's pid is in ``pidf``: SIGTERM, up to 5 s, then SIGKILL (idempotent).
+
+    A missing file, a stale pid or a process already gone are not errors.
+    """
+    if not pidf.exists():
+        return
+    try:
+        pid = int(pidf.read_text().strip())
+        os.killpg(pid, signal.SIGTERM)
+        for _ in range(50):
+            os.kill(pid, 0)
+            time.sleep(0.1)
+        os.killpg(pid, signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+
+
 def lab_down(name: str) -> bool:
     """Tear the lab down (idempotent): emulated switch, its OVS, namespaces, the trunk cable, lab files.
 
@@ -303,17 +321,7 @@ def lab_down(name: str) -> bool:
     """
     d = lab_dir(name)
     found = d.exists()
-    pidf = d / "fakeswitch.pid"
-    if pidf.exists():
-        try:
-            pid = int(pidf.read_text().strip())
-            os.killpg(pid, signal.SIGTERM)
-            for _ in range(50):
-                os.kill(pid, 0)
-                time.sleep(0.1)
-            os.killpg(pid, signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
+    stop_pid_file(d / "fakeswitch.pid")
     if (d / "ovs").exists():
         try:
             Ovs(d / "ovs", netns=ns_switch(name)).stop()

@@ -29,7 +29,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -39,6 +38,7 @@ import yaml
 
 from harmless import state as st
 from harmless.errors import HarmlessError, InputError
+from harmless.lab.topology import stop_pid_file
 from harmless.ovs import Ovs
 from harmless.oshi import frr as frrmod
 from harmless.oshi.topology import LabPlan, NodePlan, TopologyFile, load_topology, make_plan
@@ -138,17 +138,7 @@ def _start_controller(plan: LabPlan, d: Path, conf: Path) -> subprocess.Popen:
 def stop_controller(name: str) -> None:
     """Stop the lab's controller process group (idempotent)."""
     pidf = lab_dir(name) / "controller.pid"
-    if not pidf.exists():
-        return
-    try:
-        pid = int(pidf.read_text())
-        os.killpg(pid, signal.SIGTERM)
-        for _ in range(50):
-            os.kill(pid, 0)
-            time.sleep(0.1)
-        os.killpg(pid, signal.SIGKILL)
-    except (OSError, ValueError):
-        pass
+    stop_pid_file(pidf)
     pidf.unlink(missing_ok=True)
 
 
