@@ -117,7 +117,9 @@ def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline,
                             progress=progress)
             click.echo(f"results, plots and summary in {out_dir}/ (summary.md)")
             if as_json:
-                click.echo(json.dumps(res.get("headline", {}), sort_keys=True))
+                click.echo(json.dumps({"out": str(out_dir), "parts": list(chosen),
+                                       "results": str(out_dir / "results.json"),
+                                       **res.get("headline", {})}, sort_keys=True))
     except KeyboardInterrupt:
         click.echo("interrupted: everything the benchmark started was stopped", err=True)
         sys.exit(130)

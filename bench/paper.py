@@ -24,9 +24,9 @@ from pathlib import Path
 
 from harmless.bench.control import flow_setup, rule_install
 from harmless.bench.experiments import run_variants, simd_capabilities
-from harmless.bench.quick import (METHOD_LOOP, Progress, Session, _noop, clean_stop, compare, machine_info,
-                                  make_workdir, run_baseline)
+from harmless.bench.quick import METHOD_LOOP, Session, clean_stop, compare, machine_info, make_workdir, run_baseline
 from harmless.bench.rfc2544 import PacedSession, SearchSettings, measure_point, short_summary
+from harmless.bench.sut import Progress, _noop
 from harmless.bench.workloads import gateway_workload, l2_workload, l3_workload, lb_acl_workload
 
 FRAME_SIZES = (64, 128, 256, 512, 1024, 1280, 1518)

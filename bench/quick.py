@@ -25,19 +25,13 @@ from pathlib import Path
 from typing import Callable
 
 from harmless.bench.ovsstats import parse_pmd_stats, summarize
-from harmless.bench.sut import PAIRS, Systems, baseline_forwarder_options, generator_ports
+from harmless.bench.sut import (PAIRS, Progress, SessionBase, Systems, _noop, baseline_forwarder_options,
+                                generator_ports)
 from harmless.bench.testpmd import Testpmd, TestpmdOptions, VirtioPort
 from harmless.bench.workloads import Workload, l2_workload
 from harmless.ovs import DpdkOptions
 
 METHOD_LOOP = "RFC 2889 maximum forwarding rate, closed loop (testpmd tx_first 64x32/port + 5tswap), not RFC 2544"
-
-Progress = Callable[[str], None]
-
-
-def _noop(_: str) -> None:
-    pass
-
 
 @dataclass
 class LoopSample:
@@ -141,16 +135,10 @@ def make_workdir() -> Path:
 
 
 @dataclass
-class Session:
-    """One benchmark session: one OVS-DPDK with (a)+(b), one generator; stopped in ``close``."""
+class Session(SessionBase):
+    """One benchmark session: one OVS-DPDK with (a)+(b), one testpmd generator; stopped in ``close``."""
 
-    workdir: Path
-    hugepages: bool = False
     frame_size: int = 64
-    progress: Progress = _noop
-    systems: Systems | None = None
-    gen: Testpmd | None = None
-    other_config: dict = field(default_factory=dict)
 
     def open(self, workload: Workload) -> None:
         self.progress("starting OVS-DPDK (1 PMD on CPU1) and building HARMLESS + plain bridges")
@@ -163,9 +151,6 @@ class Session:
         self.gen.start()
         self.gen.wait_links()
 
-    def appctl(self, *args: str) -> str:
-        return self.systems.ovs.appctl(*args)
-
     def measure(self, system: str, duration: float, warmup: float = 1.0) -> LoopSample:
         return measure_loop(self.gen, PAIRS[system], duration, warmup, system, self.appctl)
 
@@ -174,16 +159,6 @@ class Session:
         self.gen.command("stop")
         self.gen.command(f"set txpkts {txpkts_for(size)}")
         self.frame_size = size
-
-    def close(self) -> None:
-        try:
-            if self.gen is not None:
-                self.gen.stop()
-        finally:
-            self.gen = None
-            if self.systems is not None:
-                self.systems.stop()
-                self.systems = None
 
 
 #: a loop window whose PMD idled more than this was starved by the generator (CPU0 taken by other jobs): redo it

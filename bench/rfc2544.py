@@ -22,15 +22,13 @@ length are recorded with every result.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable
+from dataclasses import dataclass
 
 from harmless.bench.hlbgen import Hlbgen
 from harmless.bench.latency import Latency
 from harmless.bench.ovsstats import parse_pmd_stats, summarize
 from harmless.bench.search import zero_loss_search
-from harmless.bench.sut import PAIRS, VID_A, Systems, generator_ports
+from harmless.bench.sut import PAIRS, VID_A, Progress, SessionBase, Systems, _noop, generator_ports
 from harmless.bench.traffic import traffic_for, write_templates
 from harmless.bench.workloads import Workload
 from harmless.ovs import DpdkOptions
@@ -38,13 +36,6 @@ from harmless.ovs import DpdkOptions
 #: MFR trial: hlbgen sends as fast as the SUT's vring takes frames (refused frames retried, not dropped)
 GEN_MAX_PPS = 1e9
 PDR_LOSS = 0.005
-Progress = Callable[[str], None]
-
-
-def _noop(_: str) -> None:
-    pass
-
-
 @dataclass
 class SearchSettings:
     """How the throughput search runs (recorded with every result)."""
@@ -63,15 +54,9 @@ class SearchSettings:
 
 
 @dataclass
-class PacedSession:
+class PacedSession(SessionBase):
     """One OVS-DPDK with (a) HARMLESS and (b) plain, driven by one hlbgen; :meth:`close` tears everything down."""
 
-    workdir: Path
-    hugepages: bool = False
-    progress: Progress = _noop
-    systems: Systems | None = None
-    gen: Hlbgen | None = None
-    other_config: dict = field(default_factory=dict)
     n_templates: int = 0
 
     def open(self, workload: Workload) -> None:
@@ -82,9 +67,6 @@ class PacedSession:
         self.gen = Hlbgen(self.workdir, generator_ports(self.systems.sock, workload))
         self.gen.start()
         self.gen.wait_links()
-
-    def appctl(self, *args: str) -> str:
-        return self.systems.ovs.appctl(*args)
 
     def load(self, workload: Workload, n_flows: int, frame_size: int, install: bool = True) -> None:
         """Install ``workload`` on both bridges and the matching traffic on both generator ports."""
@@ -113,16 +95,6 @@ class PacedSession:
             if r["lost"] == 0:
                 return i
         return passes
-
-    def close(self) -> None:
-        try:
-            if self.gen is not None:
-                self.gen.stop()
-        finally:
-            self.gen = None
-            if self.systems is not None:
-                self.systems.stop()
-                self.systems = None
 
 
 def _trial_row(r: dict, rate: float) -> dict:

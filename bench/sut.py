@@ -22,6 +22,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from harmless.bench.testpmd import TestpmdOptions, VirtioPort
 from harmless.bench.workloads import Workload
@@ -29,6 +30,14 @@ from harmless.otc import bridges
 from harmless.otc.flows import OTC_BRIDGE, patch_ofport, trunk_ofport
 from harmless.ovs import DpdkOptions, Ovs
 from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
+
+#: one-line progress callback of the benchmark commands
+Progress = Callable[[str], None]
+
+
+def _noop(_: str) -> None:
+    pass
+
 
 BOOTSTRAP_COOKIE = 0xB007
 SWITCH = "bench"
@@ -158,3 +167,29 @@ def baseline_forwarder_options() -> TestpmdOptions:
     """testpmd (c): two ``net_vhost`` clients, io forwarding port 0 <-> port 1, forwarding lcore on CPU1."""
     return TestpmdOptions(lcores="0@0,1@1", forward_mode="io", topology="paired", vdev_kind="vhost",
                           mbufs=32768)
+
+
+@dataclass
+class SessionBase:
+    """What every benchmark session holds: one OVS-DPDK with the systems under test (:class:`Systems`) and one
+    traffic generator (anything with ``stop()``); :meth:`close` stops the generator, then OVS (idempotent)."""
+
+    workdir: Path
+    hugepages: bool = False
+    progress: Progress = _noop
+    systems: Systems | None = None
+    gen: Any = None
+    other_config: dict = field(default_factory=dict)
+
+    def appctl(self, *args: str) -> str:
+        return self.systems.ovs.appctl(*args)
+
+    def close(self) -> None:
+        try:
+            if self.gen is not None:
+                self.gen.stop()
+        finally:
+            self.gen = None
+            if self.systems is not None:
+                self.systems.stop()
+                self.systems = None

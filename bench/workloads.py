@@ -135,7 +135,7 @@ def lb_acl_workload(n_backends: int = 10, web_share: float = 0.7, port_a: int = 
     for b in range(n_backends):
         ip = ipaddress.ip_address("198.19.1.0") + 1 + b
         buckets.append(f"bucket=weight:1,set_field:{MAC_B}->eth_dst,set_field:{ip}->ip_dst,output:{port_b}")
-    groups = [f"group_id=1,type=select,selection_method=hash,fields(ip_src,tcp_src)," + ",".join(buckets)]
+    groups = ["group_id=1,type=select,selection_method=hash,fields(ip_src,tcp_src)," + ",".join(buckets)]
     flows = [f"table=0,priority=200,tcp,in_port={port_a},nw_dst={vip},tp_dst=80,actions=goto_table:1",
              f"table=0,priority=200,tcp,in_port={port_b},tp_src=80,actions=set_field:{MAC_A}->eth_dst,"
              f"output:{port_a}",

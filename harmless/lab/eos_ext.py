@@ -685,15 +685,4 @@ def serve(args, password: str, port_map: dict[str, str]) -> int:
     except CannotListenError as exc:
         log.error("cannot listen on %s:%s (%s)", args.listen_host, args.listen_port, exc.socketError)
         return 1
-    if args.pid_file:
-        args.pid_file.write_text(f"{os.getpid()}\n")
-    fs._write_json(args.status_file, status)
-    log.info("ready: %s (%s) eAPI on http://%s:%s/command-api", args.hostname, MODEL, args.listen_host,
-             args.listen_port)
-    print("ready", flush=True)
-    try:
-        reactor.run()
-    finally:
-        if args.pid_file:
-            args.pid_file.unlink(missing_ok=True)
-    return 0
+    return fs.serve(reactor, args, status, f"eAPI on http://{args.listen_host}:{args.listen_port}/command-api")

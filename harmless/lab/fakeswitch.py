@@ -371,10 +371,18 @@ def main(argv: list[str] | None = None) -> int:
             d.addErrback(lambda f: log.error("ovs: link poll failed: %s", f.getErrorMessage()))
             return d
         task.LoopingCall(links).start(1.0, now=True)
+    return serve(reactor, args, status, f"listening on {args.listen_host}:{args.listen_port}")
+
+
+def serve(reactor, args, status: dict, where: str) -> int:
+    """Write the pid and status files, print ``ready``, run the Twisted reactor until stopped, remove the pid file.
+
+    Shared by every emulated vendor (IOS here, EOS in :mod:`harmless.lab.eos_ext`). Returns the exit status 0.
+    """
     if args.pid_file:
         args.pid_file.write_text(f"{os.getpid()}\n")
     _write_json(args.status_file, status)
-    log.info("ready: %s (%s) listening on %s:%s", args.hostname, MODEL, args.listen_host, args.listen_port)
+    log.info("ready: %s (%s) %s", args.hostname, status.get("model", ""), where)
     print("ready", flush=True)
     try:
         reactor.run()

@@ -7,6 +7,7 @@ customer VLANs 10 and 20 (scapy, real frames). br-of must see the C-tags intact 
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 
 import pytest
@@ -56,7 +57,7 @@ def test_customer_vlans_cross_the_hairpin_intact(lab_qinq):
                             "-c", str(2 * N), "vlan"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         time.sleep(1.0)
-        subprocess.run(["ip", "netns", "exec", h7["netns"], str(__import__("sys").executable), "-c", SEND,
+        subprocess.run(["ip", "netns", "exec", h7["netns"], sys.executable, "-c", SEND,
                         h7["mac"], h8["mac"], str(N)], check=True, timeout=60)
         out, _ = cap.communicate(timeout=20)
     finally:

@@ -32,3 +32,17 @@ def test_link_down_and_up_become_events_unknown_ports_are_left_alone():
     assert changes(SP, {"Fa0/7": "up", "Fa0/10": "admin-down"}, cur) == []     # already mirrored
     assert changes(SP, {}, cur) == []                                          # unknown device state: no change
     assert [(e.ofport, e.link) for e in changes(SP, {"Fa0/7": "admin-down"}, cur)] == [(7, "down")]
+
+
+def test_watch_refuses_a_too_short_interval_and_an_empty_deployment(state_dir):
+    import pytest
+
+    from harmless.errors import InputError
+    from harmless.linkwatch import watch
+    with pytest.raises(InputError) as e:
+        watch(0.1, once=True)
+    assert e.value.where == "--interval" and "0.5" in e.value.fix
+    with pytest.raises(InputError) as e:
+        watch(2.0, once=True)
+    assert "nothing is deployed" in e.value.problem
+    assert not (state_dir / "state.json").exists()
