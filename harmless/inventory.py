@@ -91,11 +91,30 @@ class AccessPort(_Model):
     qinq: bool = False
 
 
+class TlsSettings(_Model):
+    """TLS material of the switch side of ``ssl:`` controller connections (``ovs-vsctl set-ssl``).
+
+    Each is a file path; the private key must not be readable by group/others (like ``password_file``).
+    """
+
+    private_key: str = Field(description="the switch's private key (PEM), mode 0600")
+    certificate: str = Field(description="the switch's certificate (PEM), signed by a CA the controller trusts")
+    ca_cert: str = Field(description="the CA certificate (PEM) that signed the controller's certificate")
+
+
 class OpenFlowSettings(_Model):
-    """The OpenFlow side of one br-of: versions offered and controller targets (``tcp:IP:PORT``/``ssl:IP:PORT``)."""
+    """The OpenFlow side of one br-of: versions offered and controller targets (``tcp:IP:PORT``/``ssl:IP:PORT``).
+
+    ``tls`` is required for ``ssl:`` targets. ``max_backoff_ms`` is OVS's reconnect backoff ceiling
+    (Controller.max_backoff, ms, OVS minimum 1000) and ``inactivity_probe_ms`` its echo probe interval
+    (Controller.inactivity_probe, ms; 0 disables).
+    """
 
     versions: list[str] = ["OpenFlow13"]
     controllers: list[str] = Field(default_factory=list)
+    tls: TlsSettings | None = None
+    max_backoff_ms: int = Field(1000, ge=1000, le=3_600_000)
+    inactivity_probe_ms: int = Field(5000, ge=0, le=3_600_000)
 
     @field_validator("versions")
     @classmethod
