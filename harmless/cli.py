@@ -185,24 +185,86 @@ def up(inventory, dry_run, revert_in, as_json):
         sys.exit(EXIT_PARTIAL)
 
 
+def _print_down(r: dict) -> None:
+    for name, ok in r["restored"].items():
+        out.print(f"{name}: running config " + ("[green]equals the saved original[/green]" if ok else
+                                                 "[red]differs from the saved original[/red]")
+                  + ("" if r["ports_restored"].get(name) else "; every port has its original mode and VLANs"))
+    out.print("; ".join(dict.fromkeys(r.get("server") or ["no bridges were left"])))
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @handle_errors
 def down(as_json):
-    """Restore the switch's exact original configuration and remove the bridges."""
+    """Restore every switch's exact original configuration and remove the bridges.
+
+    Works from whatever is left: the state, the journal of an interrupted up/down (Ctrl-C, kill, power loss), and
+    the retained original backups (so a lost or corrupt state file loses nothing). Each device must equal its
+    original byte for byte before the bridges are removed and HARMLESS's private Open vSwitch is stopped.
+    """
     _need_root()
     from harmless import orchestrator
-    s = orchestrator.st.load() or {}
-    with _fleet_bar(len(s.get("switches", {})), as_json, "harmless down") as on_switch:
+    from harmless.state import StateError
+    try:
+        n = len((orchestrator.st.load() or {}).get("switches", {}))
+    except StateError:
+        n = 0
+    with _fleet_bar(n, as_json, "harmless down") as on_switch:
         r = orchestrator.down(_progress(as_json), on_switch=on_switch)
     if as_json:
         click.echo(json.dumps(r))
     else:
-        for name, ok in r["restored"].items():
-            out.print(f"{name}: running config " + ("[green]equals the saved original[/green]" if ok else
-                                                     "[red]differs from the saved original[/red]")
-                      + ("" if r["ports_restored"].get(name) else "; every port has its original mode and VLANs"))
-        out.print("bridges removed")
+        _print_down(r)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@handle_errors
+def recover(as_json):
+    """Finish what an interrupted `up` or `down` left behind (read from its journal).
+
+    An interrupted `up` on top of a running deployment: the switches it touched go back to the config they had before
+    it and the bridges to the deployed plan. An interrupted first `up` or a `down`: the same as `harmless down`
+    (every switch back to its original, bridges removed). Nothing to do: says so.
+    """
+    _need_root()
+    from harmless import orchestrator
+    r = orchestrator.recover(_progress(as_json))
+    if as_json:
+        click.echo(json.dumps(r))
+    elif r["recovered"] == "nothing":
+        out.print("nothing to recover (no interrupted run)")
+    elif r["recovered"] == "previous deployment":
+        out.print(f"recovered: {', '.join(r['switches']) or 'no switch'} back as before the interrupted up; "
+                  "bridges rebuilt to the deployed plan")
+    else:
+        _print_down(r)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="print the list as one JSON array")
+@handle_errors
+def backups(as_json):
+    """List the switch configs HARMLESS saved: switch, time, SHA-256, role and status.
+
+    The *active original* of a switch (role original, status active) is what `harmless down` gives back; it was
+    taken at the switch's first migration and is never overwritten. `restored` originals were proven back on the
+    device by a `down`; `pre-run` backups were taken before an incremental `up` (for `harmless recover`).
+    """
+    from harmless import orchestrator
+    rows = orchestrator.backups()
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    t = Table(title="saved switch configs (oldest first)")
+    for col in ("switch", "time (UTC)", "SHA-256", "role", "status", "file"):
+        t.add_column(col)
+    for r in rows:
+        status = "[bold green]active original[/]" if r["role"] == "original" and r["status"] == "active" \
+            else r["status"]
+        t.add_row(r["switch"], r["time"], r["sha256"][:16] + "…", r["role"], status, r["file"])
+    out.print(t if rows else "no backups saved yet")
 
 
 @main.command()
@@ -216,6 +278,8 @@ def status(as_json, no_device):
     if as_json:
         click.echo(json.dumps(s))
         return
+    if s.get("unfinished_journal"):
+        err.print(f"[yellow]warning:[/yellow] {s['unfinished_journal']} (fix: harmless recover, or harmless down)")
     if not s["deployed"]:
         out.print("nothing deployed (harmless up -i INVENTORY)")
         return

@@ -151,6 +151,9 @@ class Switch(_Model):
     vlan_range: str = "100-999"
     datapath_id: str | None = None
     openflow: OpenFlowSettings = OpenFlowSettings()
+    command_timeout_s: int = Field(120, ge=10, le=3600, description=(
+        "longest wait (s) for one device command, e.g. `write memory` or `configure replace` on a busy switch "
+        "(IOS commits take 30-90 s on large configs); also the SSH/API connect timeout"))
     stag_tpid: int | None = Field(None, description="TPID of the outer tag of QinQ ports on the trunks: 0x88a8 "
                                                     "(802.1ad) or 0x8100; default: the driver's")
 

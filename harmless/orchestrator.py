@@ -1,16 +1,21 @@
-"""``harmless plan | up | down | status``: the flow of DESIGN.md §3.
+"""``harmless plan | up | down | recover | status | backups``: the flow of DESIGN.md §3.
 
     inventory ─► validate ─► read devices ─► plan (pure) ─► apply switch ─► apply server ─► verify ─► state.json
+        └───────── every step announced in the write-ahead journal (harmless.journal, fsynced) before it happens ─┘
 
 Guarantees:
   * ``plan`` (and ``up --dry-run``) changes nothing: the candidate is loaded, diffed and discarded.
-  * Before the first change the device's running config is saved (``state.save_backup``).
-  * A failure at any step rolls back what was applied: a rejected commit leaves the device in its original config
-    (the driver verifies this); a server-side failure restores the device from the backup and removes the bridges.
+  * One writer at a time: ``up``/``down``/``recover`` hold the state directory's lock (:func:`harmless.state.lock`).
+  * Before the first change the device's running config is saved as its **original** (``state.save_backup``); it
+    stays the original until ``down`` proves the device equals it, and a config carrying HARMLESS's VLANs is never
+    taken as one.
+  * A failure, SIGINT/SIGTERM, or a failed state write at any step rolls back what this run applied (journaled);
+    a SIGKILL or power loss leaves an unfinished journal from which ``harmless down`` restores the originals (or
+    ``harmless recover`` undoes just that run).
   * ``up`` twice is a no-op on the device (empty diff); after an ovs-vswitchd restart ``up`` rebuilds the bridges and
     flows without committing anything to the switch.
-  * ``down`` restores the saved config (config replace) and checks the running config equals the backup, then
-    removes the bridges.
+  * ``down`` restores the originals (config replace), checks the running config equals each byte for byte, then
+    removes the bridges and stops HARMLESS's private OVS — also when state.json is missing or corrupt.
 Progress goes through the ``progress`` callback (the CLI prints it); nothing here prints.
 """
 from __future__ import annotations
@@ -22,9 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harmless import fleet
+from harmless import fleet, journal
 from harmless import state as st
 from harmless.errors import CommitError, DeviceError, HarmlessError, InputError, OvsError
+from harmless.state import StateError
 from harmless.inventory import Inventory, Switch, load_inventory
 from harmless.otc import bridges
 from harmless.ovs import DpdkOptions, Ovs, open_ovs
@@ -64,7 +70,7 @@ def connect(sw: Switch, where: str, password: str | None = None) -> SwitchDriver
     """Open a driver session to one switch. Raises InputError (secret) or DeviceError (unreachable)."""
     cls = get_driver(sw.driver)
     drv = cls(sw.host, sw.port, sw.username, password if password is not None else sw.password(where),
-              optional_args=sw.optional_args, timeout=60)
+              optional_args=sw.optional_args, timeout=sw.command_timeout_s)
     try:
         drv.open()
     except DeviceError as e:
@@ -85,8 +91,7 @@ def server_ovs(inv: Inventory, start: bool = True) -> Ovs:
 
 def state_ovs(s: dict) -> Ovs:
     """The OVS instance recorded in a deployment state."""
-    o = s.get("ovs") or {}
-    return Ovs(Path(o["base_dir"]), netns=o.get("netns")) if o.get("private") else Ovs(None)
+    return _ovs_from_ref(s.get("ovs"))
 
 
 def _check_trunk_interfaces(inv: Inventory, src: str) -> None:
@@ -207,13 +212,47 @@ def _error_line(e: BaseException) -> str:
     return str(e) if isinstance(e, HarmlessError) else f"{type(e).__name__}: {e}"
 
 
+#: VLAN names and descriptions HARMLESS writes start with this (see :func:`harmless.plan.vlan_name`)
+HARMLESS_MARK = "harmless-"
+
+
+def carries_harmless(facts: DeviceFacts) -> list[int]:
+    """VIDs of HARMLESS's own VLANs configured on the device (a migrated config is never an "original"). Pure."""
+    return sorted(v for v, name in facts.vlans.items() if str(name).startswith(HARMLESS_MARK))
+
+
+def _refuse_unfinished(where: str) -> None:
+    recs = journal.unfinished()
+    if recs and not journal.is_finished(recs):
+        raise InputError(where, journal.describe(recs),
+                         "run harmless recover (undo that run) or harmless down (restore every switch's original "
+                         "config and remove the bridges) first")
+
+
+def _ovs_ref(ovs: Ovs, datapath: str) -> dict:
+    return {"private": ovs.private, "base_dir": str(ovs.base_dir) if ovs.private else None, "netns": ovs.netns,
+            "datapath": datapath}
+
+
+def _ovs_from_ref(o: dict | None) -> Ovs:
+    o = o or {}
+    return Ovs(Path(o["base_dir"]), netns=o.get("netns")) if o.get("private") else Ovs(None)
+
+
 def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
        on_switch: SwitchEvent = _no_event) -> dict:
     """``harmless up``: configure the switch(es) in parallel, build the translator and br-of(s), verify, record state.
 
+    Every step is journaled before it happens (:mod:`harmless.journal`); the state directory is locked for the run.
     With several switches a switch that fails (unreachable, commit rejected) is rolled back alone — the device ends in
     its original config — while the others are migrated; the result says which (``failed``). When every switch
-    fails, or the server side fails, the error is raised after everything changed in this run is rolled back.
+    fails, the server side fails, a state write fails, or SIGINT/SIGTERM arrives, everything changed in this run is
+    rolled back (each device to the config it had before this run, the server to the previous plan or nothing) and
+    the error is raised.
+
+    The first migration of a switch saves its running config as its **original** (never overwritten: a later ``up``
+    reuses it until ``down`` proves the device equals it). A running config that already carries HARMLESS's VLANs is
+    never taken as an original: ``up`` refuses and points at the retained backup.
 
     Args:
         inventory_path: the inventory file.
@@ -227,13 +266,25 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
         "results": {switch: {"status": "migrated"|"unchanged"|"failed", "error": str|None}}, "failed": [names]}``.
 
     Raises:
-        InputError: bad inventory, unknown interfaces, VID conflicts, unsupported features (nothing changed).
+        InputError: bad inventory, unknown interfaces, VID conflicts, unsupported features, an unfinished journal,
+            a migrated config without a retained original (nothing changed).
+        LockedError: another harmless holds the state directory.
         DeviceError / CommitError: every switch failed (each device back in its original config).
         OvsError: server side failed (devices restored, bridges removed).
+        StateWriteError: the state directory is full/read-only (what was applied is rolled back).
+        Interrupted: SIGINT/SIGTERM (what was applied is rolled back; exit 130).
     """
     src = inventory_path
     inv = load_inventory(inventory_path)
     _check_trunk_interfaces(inv, src)
+    with st.lock(), journal.interruptible(progress):
+        _refuse_unfinished(src)
+        return _up_locked(inv, inventory_path, progress, revert_in, on_switch)
+
+
+def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_in: int,
+               on_switch: SwitchEvent) -> dict:
+    src = inventory_path
     prev_state = st.load() or {}
     if prev_state.get("inventory") and Path(prev_state["inventory"]).resolve() != Path(inventory_path).resolve():
         raise InputError(src, f"another deployment is up (from {prev_state['inventory']})",
@@ -242,45 +293,64 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
     res, drivers = compute(inv, src, progress, keep_open=True, tolerate=True, on_switch=on_switch)
     failed: dict[str, BaseException] = dict(res.failed)
     committed: dict[str, bool] = {}
+    touched: dict[str, dict] = {}            # switch -> backup entry to roll its device back to
     backups = dict(prev_state.get("backups", {}))
     ports_before = dict(prev_state.get("ports_before", {}))
     records = {s.name: _switch_record(s) for s in inv.switches}
     lock = threading.Lock()
     ovs = None
     created_ovs = False
+    effective = prev_plan
+    j: journal.Journal | None = None
 
     def switch_side(sw: Switch) -> bool:
         drv = drivers[sw.name]
+        diff = res.diffs[sw.name]
         if sw.name not in backups:
-            progress(f"saving the running config of {sw.name}")
-            entry = st.save_backup(sw.name, drv.running_config())
+            entry = _original_for(sw, drv, res.facts[sw.name], records[sw.name], progress)
+            j.record("backup.saved", switch=sw.name, **entry)
             with lock:
                 backups[sw.name] = entry
-                ports_before[sw.name] = _port_states(res.facts[sw.name])
-                st.save({**prev_state, "inventory": str(Path(inventory_path).resolve()), "backups": backups,
-                         "ports_before": ports_before, "switches": records, "phase": "applying"})
-        if not res.diffs[sw.name]:
+                ports_before[sw.name] = st.jsonable(_port_states(res.facts[sw.name]))
+            rollback_to = entry
+        elif diff:
+            progress(f"saving the running config of {sw.name} before this change")
+            rollback_to = st.save_backup(sw.name, drv.running_config(), role="pre-run", record=records[sw.name])
+        if not diff:
             progress(f"{sw.name}: already configured (empty diff), not touching it")
             return False
         confirm = drv.capabilities.commit_confirm
-        progress(f"committing {len(res.diffs[sw.name].splitlines())} diff lines on {sw.name}"
+        j.record("device.commit", switch=sw.name, rollback_to=rollback_to, diff_lines=len(diff.splitlines()))
+        with lock:
+            touched[sw.name] = rollback_to
+        progress(f"committing {len(diff.splitlines())} diff lines on {sw.name}"
                  + (f" (commit-confirm, reverts in {revert_in} s)" if confirm else ""))
         drv.apply(res.configs[sw.name], revert_in=revert_in if confirm else None)
+        with lock:
+            committed[sw.name] = True
+        j.record("device.committed", switch=sw.name)
         return True
 
+    journal.check_interrupt("interrupted before any change; nothing was changed")
     try:
+        j = journal.Journal("up", progress)
+        j.record("up.begin", inventory=str(Path(inventory_path).resolve()),
+                 switches=[sw.name for sw in inv.switches], prior_deployed=prev_plan is not None)
         # 1. switch side, every switch in parallel; a failed commit leaves that device in its original config
         todo = [sw for sw in inv.switches if sw.name in res.configs]
         outs = fleet.run_per_switch(todo, switch_side, on_done=lambda o: on_switch(
             o.name, ("migrated" if o.value else "unchanged") if o.ok else "failed"))
         for n, o in outs.items():
             if o.ok:
-                committed[n] = o.value
+                committed.setdefault(n, o.value)
+            elif isinstance(o.error, (journal.Interrupted, st.StateWriteError)):
+                raise o.error
             else:
                 failed[n] = o.error
+        journal.check_interrupt()
         for n in res.failed:
             on_switch(n, "failed")
-        if failed and not committed:
+        if failed and not any(n in committed for n in outs):
             raise next(iter(failed.values()))
         # switches that failed now but were migrated before keep their previous plan
         keep_prev = [sp for sp in (prev_plan.switches if prev_plan else ()) if sp.name in failed]
@@ -290,6 +360,8 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
         progress("building br-otc and the OpenFlow bridge(s)")
         ovs = server_ovs(inv, start=False)
         created_ovs = ovs.private and not ovs.vswitchd_running()
+        j.record("server.build", ovs=_ovs_ref(ovs, inv.server.datapath), created_ovs=created_ovs,
+                 bridges=[sp.bridge for sp in effective.switches])
         ovs.start()
         try:
             bridges.apply(ovs, effective)
@@ -300,34 +372,56 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
                                "use that one (server.ovs: system) or give HARMLESS its own namespace "
                                "(server.netns)") from None
             raise
+        j.record("server.built")
         # 3. verify, then confirm commit-confirm commits
         problems = bridges.verify(ovs, effective)
         if problems:
             raise OvsError("server", "verification failed: " + "; ".join(problems[:3]), "see harmless status")
+        j.record("verified")
         for n, did in committed.items():
             if did and drivers[n].capabilities.commit_confirm:
+                j.record("device.confirm", switch=n)
                 drivers[n].confirm()
+        # a switch that failed on its first migration is forgotten: its device is back in its original config
+        kept = {sp.name for sp in effective.switches}
+        new_state = {
+            "inventory": str(Path(inventory_path).resolve()), "plan": effective.to_dict(),
+            "backups": {n: b for n, b in backups.items() if n in kept},
+            "ports_before": {n: p for n, p in ports_before.items() if n in kept},
+            "switches": {n: r for n, r in records.items() if n in kept},
+            "ovs": _ovs_ref(ovs, inv.server.datapath),
+            "phase": "up", "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        j.record("state.save")
+        st.save(new_state)
+        for n in failed:             # a switch that failed alone: prove it is back as before this run
+            if n in touched and n not in kept and not prev_state.get("backups", {}).get(n):
+                try:
+                    if _restore_device(drivers[n], st.read_backup(touched[n])):
+                        _mark_restored_quietly(n, touched[n]["file"])
+                except HarmlessError as e:
+                    progress(f"{n}: could not verify that its original config is back ({e}); harmless down will")
     except BaseException as err:
-        _rollback_up(res, drivers, committed, backups, ovs, created_ovs, progress)
-        touched = any(committed.values()) or ovs is not None
-        if touched and isinstance(err, HarmlessError) and not isinstance(err, (InputError, CommitError)):
-            err.problem += " (rolled back: device config restored, bridges removed)"
+        if j is None:
+            raise
+        ok = _rollback_up(j, err, drivers, touched, prev_state, effective, ovs, created_ovs, progress)
+        if isinstance(err, journal.Interrupted):
+            raise journal.Interrupted(
+                "harmless up", "interrupted; " + (
+                    "rolled back: " + (", ".join(f"{n} is back in the config it had before (verified)"
+                                                 for n in touched) or "no switch was changed")
+                    + ("; the previous deployment is rebuilt" if prev_plan else "; bridges removed")
+                    if ok else "the rollback did not finish"),
+                "" if ok else "run harmless down to restore the original configs") from None
+        if isinstance(err, HarmlessError) and not isinstance(err, (InputError, CommitError)) and touched:
+            err.problem += (" (rolled back: device config restored, bridges removed)" if ok else
+                            " (the rollback did not finish: run harmless down)")
         raise
     finally:
         for d in drivers.values():
             d.close()
-    # a switch that failed on its first migration is forgotten: its device is back in its original config
-    kept = {sp.name for sp in effective.switches}
-    new_state = {
-        "inventory": str(Path(inventory_path).resolve()), "plan": effective.to_dict(),
-        "backups": {n: b for n, b in backups.items() if n in kept},
-        "ports_before": {n: p for n, p in ports_before.items() if n in kept},
-        "switches": {n: r for n, r in records.items() if n in kept},
-        "ovs": {"private": ovs.private, "base_dir": str(ovs.base_dir) if ovs.private else None,
-                "netns": ovs.netns, "datapath": inv.server.datapath},
-        "phase": "up", "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    st.save(new_state)
+    j.record("up.end", outcome="up")
+    j.close()
     results = {sw.name: {"status": "failed", "error": _error_line(failed[sw.name])} if sw.name in failed else
                {"status": "migrated" if committed.get(sw.name) else "unchanged", "error": None}
                for sw in inv.switches}
@@ -335,64 +429,243 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
             "results": results, "failed": sorted(failed)}
 
 
-def _rollback_up(res: PlanResult, drivers, committed, backups, ovs, created_ovs, progress) -> None:
-    """Undo a failed ``up``: restore devices committed in this run from their backup, remove bridges we built."""
-    prior = st.load() or {}
-    for name, did in committed.items():
-        if not did:
-            continue
-        progress(f"rolling back {name} to its saved config")
+def _mark_restored_quietly(switch: str, file: str) -> None:
+    try:
+        st.mark_restored(switch, file)
+    except HarmlessError:
+        pass
+
+
+def _original_for(sw: Switch, drv: SwitchDriver, facts: DeviceFacts, record: dict, progress: Progress) -> dict:
+    """The backup entry that is this switch's original: the retained one, or a new one saved now.
+
+    Raises:
+        InputError: the device carries HARMLESS's VLANs (a migrated config is never an original): with a retained
+            original the fix is ``harmless down``; without one, the VLANs must go by hand first.
+    """
+    text = drv.running_config()
+    ours = carries_harmless(facts)
+    kept = st.active_original(sw.name)
+    if kept is not None:
+        if st.sha256(text) == kept["sha256"]:
+            progress(f"{sw.name}: the device equals its retained original backup; keeping it as the original")
+            return {"file": kept["file"], "sha256": kept["sha256"]}
+        if ours:
+            raise InputError(sw.name, f"the device still carries HARMLESS VLANs {ours[:5]} from an earlier migration "
+                             f"whose original config is retained in {kept['file']}",
+                             "run harmless down (it restores that original), then harmless up")
+        progress(f"{sw.name}: the retained backup {kept['file']} no longer matches the device, which carries no "
+                 "HARMLESS VLAN; saving its config now as the new original")
+        st.mark_superseded(sw.name, kept["file"])
+    elif ours:
+        raise InputError(sw.name, f"the running config already carries HARMLESS VLANs {ours[:5]} and no original "
+                         "backup is retained, so it cannot be saved as the original",
+                         "restore the switch from your own backup (or remove the harmless-* VLANs and their ports' "
+                         "changes by hand), then harmless up; harmless backups lists what HARMLESS saved")
+    progress(f"saving the running config of {sw.name} (the original)")
+    return st.save_backup(sw.name, text, role="original", record=record)
+
+
+def _restore_device(drv: SwitchDriver, target: str) -> bool:
+    """Make the device's running config equal ``target`` (reconnecting once if the session is gone); True if equal."""
+    try:
+        current = drv.running_config()
+    except DeviceError:
+        drv.reconnect()
+        current = drv.running_config()
+    if current != target:
+        drv.restore(target)
+        current = drv.running_config()
+    return current == target
+
+
+def _rollback_up(j: journal.Journal, err: BaseException, drivers: dict[str, SwitchDriver],
+                 touched: dict[str, dict], prev_state: dict, new_plan: Plan | None, ovs: Ovs | None,
+                 created_ovs: bool, progress: Progress) -> bool:
+    """Undo a failed or interrupted ``up``: each touched device back to the config it had before this run, the
+    server back to the previous plan (or nothing), the state as before. Journaled; never interrupted.
+
+    Returns:
+        True when everything was undone and verified (the journal is then closed); False leaves it unfinished for
+        ``harmless down``.
+    """
+    ok = True
+    j.record("rollback.begin", reason=_error_line(err)[:300])
+    for name, entry in touched.items():
+        progress(f"rolling back {name} to the config it had before this run")
+        j.record("device.restore", switch=name, to=entry)
         try:
-            saved = st.read_backup(backups[name])
-            drivers[name].restore(saved)
-        except (HarmlessError, ValueError) as e:  # keep going; report below
-            progress(f"could not restore {name}: {e}")
-    if ovs is not None and not prior.get("plan"):
-        try:
-            bridges.remove(ovs, [sp.bridge for sp in res.plan.switches])
-            if created_ovs:
-                ovs.stop()
+            same = _restore_device(drivers[name], st.read_backup(entry))
         except HarmlessError as e:
-            progress(f"could not remove bridges: {e}")
-    if not prior.get("plan"):
-        st.clear()
+            progress(f"could not restore {name}: {e}")
+            same = False
+        ok &= same
+        j.record("device.restored", switch=name, ok=same)
+        if same and not prev_state.get("backups", {}).get(name):
+            _mark_restored_quietly(name, entry["file"])
+    prior_plan = Plan.from_dict(prev_state["plan"]) if prev_state.get("plan") else None
+    if ovs is not None:
+        try:
+            if prior_plan is not None:
+                j.record("server.remove", rebuild_previous=True)
+                ovs.start()
+                bridges.apply(ovs, prior_plan)
+            else:
+                names = [sp.bridge for sp in (new_plan.switches if new_plan else ())]
+                j.record("server.remove", bridges=names, stop_ovs=created_ovs)
+                if ovs.ovsdb_running():
+                    bridges.remove(ovs, names)
+                if created_ovs:
+                    ovs.stop()
+            j.record("server.removed")
+        except HarmlessError as e:
+            progress(f"could not undo the server side: {e}")
+            ok = False
+    try:
+        j.record("state.clear")
+        if prev_state:
+            st.save(prev_state)
+        else:
+            st.clear()
+    except HarmlessError as e:
+        progress(f"could not restore the state file: {e}")
+        ok = False
+    if ok:
+        j.record("rollback.end")
+        j.close()
+    return ok
+
+
+# ----------------------------------------------------------------------------- down / recover
+def _down_targets(s: dict | None, recs: list[dict] | None) -> dict[str, tuple[Switch, dict]]:
+    """``{switch: (inventory entry, original backup entry)}`` for every switch ``down`` must give back: the deployed
+    ones (state), every switch with an active original in the backup index (state lost or corrupt, or an
+    interrupted run), and those an unfinished journal touched."""
+    out: dict[str, tuple[Switch, dict]] = {}
+    if s:
+        for name, rec in s.get("switches", {}).items():
+            if name in s.get("backups", {}):
+                out[name] = (Switch.model_validate(rec), s["backups"][name])
+    for e in st.active_originals():
+        if e["switch"] not in out and e.get("record"):
+            out[e["switch"]] = (Switch.model_validate(e["record"]), {"file": e["file"], "sha256": e["sha256"]})
+    for name in journal.touched_switches(recs or []):
+        if name not in out:
+            raise StateError("harmless down", f"{name} was touched by an interrupted run but no original backup of it "
+                             "is retained", "restore it from your own backup")
+    return out
+
+
+def _server_refs(s: dict | None, recs: list[dict] | None) -> tuple[list[Ovs], list[str]]:
+    """OVS instances and bridges a deployment or an interrupted run may have built (for ``down``)."""
+    refs, names = [], []
+    if s and s.get("ovs"):
+        refs.append(s["ovs"])
+    if s and s.get("plan"):
+        names += [sw["bridge"] for sw in s["plan"]["switches"]]
+    for r in recs or []:
+        if r.get("step") in ("server.build", "down.begin") and r.get("ovs"):
+            refs.append(r["ovs"])
+        names += [b for b in r.get("bridges", []) if isinstance(b, str)]
+    # HARMLESS's own private OVS lives in the state directory: always look there too
+    refs.append({"private": True, "base_dir": str(st.state_dir() / "ovs"),
+                 "netns": next((r.get("netns") for r in refs if r.get("private")), None)})
+    uniq, seen = [], set()
+    for r in refs:
+        key = (bool(r.get("private")), r.get("base_dir"), r.get("netns"))
+        if key not in seen:
+            seen.add(key)
+            uniq.append(_ovs_from_ref(r))
+    return uniq, sorted(set(names))
+
+
+def _remove_server(ovss: list[Ovs], names: list[str], progress: Progress) -> list[str]:
+    """Remove br-otc and every HARMLESS br-of from each instance; stop private instances. Returns what was done."""
+    done = []
+    for ovs in ovss:
+        if not ovs.ovsdb_running():
+            if ovs.private and ovs.vswitchd_running():
+                ovs.stop()
+                done.append(f"stopped ovs-vswitchd in {ovs.base_dir}")
+            continue
+        if ovs.private:
+            ovs.start()   # vswitchd may have died; del-br waits for it
+        present = set(ovs.vsctl("list-br").split())
+        ours = [b for b in present if b == "br-otc" or b in names or b.startswith("br-of-")] if ovs.private else \
+            [b for b in present if b in names]
+        if ours or "br-otc" in present:
+            progress(f"removing {', '.join(sorted(set(ours) | ({'br-otc'} & present)))}")
+            bridges.remove(ovs, [b for b in ours if b != "br-otc"])
+            done.append("bridges removed")
+        if ovs.private:
+            ovs.stop()
+            done.append(f"private Open vSwitch in {ovs.base_dir} stopped")
+    return done
 
 
 def down(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> dict:
-    """``harmless down``: restore every device's saved config (in parallel), prove it, remove the bridges.
+    """``harmless down``: give every switch back its original config (in parallel), prove it, remove the bridges.
 
-    For every switch: config replace with the backup, then check (a) the running config equals the backup byte for
-    byte and (b) every port has the mode and VLANs it had before ``up`` (parsed per-port state). Only when every
-    switch passes are the bridges removed and the state forgotten; otherwise the state is kept so ``down`` can be
-    retried, and the error names the switches and ports.
+    Works from whatever is there: the state, an unfinished journal of an interrupted ``up``/``down``, and the backup
+    index's active originals (so a lost or corrupt state.json does not lose the originals). For every switch: config
+    replace with its original, then check (a) the running config equals the original byte for byte and (b) every
+    port has the mode and VLANs it had before ``up`` (when known). Only when every switch passes are the bridges
+    removed, HARMLESS's private OVS stopped and the state forgotten (a corrupt state file is moved aside); otherwise
+    the journal stays unfinished so ``down`` can be retried, and the error names the switches and ports.
 
     Returns:
-        ``{"restored": {switch: bool}, "config_restored": bool, "ports_restored": {switch: [differences]}}`` —
-        ``config_restored`` is True when every device's running config equals its backup byte for byte.
+        ``{"restored": {switch: bool}, "config_restored": bool, "ports_restored": {switch: [differences]},
+        "server": [what was removed]}`` — ``config_restored`` is True when every device equals its original.
 
     Raises:
-        HarmlessError: nothing is deployed, or a device could not be restored (state kept so ``down`` can be retried).
+        InputError: nothing is deployed.
+        LockedError: another harmless holds the state directory.
+        HarmlessError: a device could not be restored (the journal is kept so ``down`` can be retried).
     """
-    s = st.load()
-    if not s:
-        raise InputError("harmless down", "nothing is deployed (no state)", "run harmless up first")
-    todo = [Switch.model_validate(rec) for name, rec in s.get("switches", {}).items() if name in s.get("backups", {})]
+    with st.lock(), journal.interruptible(progress):
+        return _down_locked(progress, on_switch)
+
+
+def _down_locked(progress: Progress, on_switch: SwitchEvent) -> dict:
+    recs = journal.unfinished()
+    if journal.is_finished(recs):
+        recs = None
+    corrupt = None
+    try:
+        s = st.load()
+    except StateError as e:
+        s, corrupt = None, e
+        progress(f"{e.where}: {e.problem}; restoring from the retained original backups")
+    targets = _down_targets(s, recs)
+    ovss, names = _server_refs(s, recs)
+    server_left = any(o.ovsdb_running() or (o.private and o.vswitchd_running()) for o in ovss)
+    if not targets and not server_left and not s and not recs and corrupt is None:
+        raise InputError("harmless down", "nothing is deployed (no state, no unfinished run, no retained original)",
+                         "run harmless up first")
+    if recs:
+        progress(f"finishing after {journal.describe(recs)}")
+        journal.archive("interrupted")
+    j = journal.Journal("down", progress)
+    j.record("down.begin", switches=sorted(targets), bridges=names,
+             ovs=next((_ovs_ref(o, "netdev") for o in ovss if o.private), None))
+    ports_before = (s or {}).get("ports_before", {})
 
     def restore(sw: Switch) -> tuple[bool, list[str]]:
-        saved = st.read_backup(s["backups"][sw.name])
-        progress(f"restoring the saved config of {sw.name}")
-        drv = connect(sw, f"{s['inventory']}: switch {sw.name}")
+        entry = targets[sw.name][1]
+        saved = st.read_backup(entry)
+        progress(f"restoring the original config of {sw.name}")
+        j.record("device.restore", switch=sw.name, to=entry)
+        drv = connect(sw, f"{(s or {}).get('inventory', 'state')}: switch {sw.name}")
         try:
-            if drv.running_config() != saved:
-                drv.restore(saved)
-            same = drv.running_config() == saved
-            before = s.get("ports_before", {}).get(sw.name)
-            diffs = port_differences(before, _port_states(drv.facts())) if before is not None else []
+            same = _restore_device(drv, saved)
+            before = ports_before.get(sw.name)
+            diffs = port_differences(before, st.jsonable(_port_states(drv.facts()))) if before is not None else []
         finally:
             drv.close()
+        j.record("device.restored", switch=sw.name, ok=same and not diffs)
         return same, diffs
 
-    outs = fleet.run_per_switch(todo, restore, on_done=lambda o: on_switch(
+    outs = fleet.run_per_switch([t[0] for t in targets.values()], restore, on_done=lambda o: on_switch(
         o.name, "restored" if o.ok and o.value[0] and not o.value[1] else "failed"))
     restored = {n: bool(o.ok and o.value[0]) for n, o in outs.items()}
     ports = {n: o.value[1] for n, o in outs.items() if o.ok}
@@ -403,23 +676,91 @@ def down(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> dic
         if not o.ok:
             raise o.error
         if not o.value[0]:
-            raise CommitError(n, "the running config still differs from the saved one after restore",
-                              f"compare with {s['backups'][n]['file']}")
+            raise CommitError(n, "the running config still differs from the original after restore",
+                              f"compare with {targets[n][1]['file']}; run harmless down again")
         raise CommitError(n, "ports are not back in their original mode/VLANs: " + "; ".join(o.value[1][:3]),
                           "run harmless down again or fix these ports by hand")
-    plan_d = s.get("plan")
-    if plan_d:
-        progress("removing br-otc and the OpenFlow bridge(s)")
-        ovs = state_ovs(s)
-        if ovs.ovsdb_running():
-            if ovs.private:
-                ovs.start()   # vswitchd may have died; del-br waits for it
-            bridges.remove(ovs, [sw["bridge"] for sw in plan_d["switches"]])
-            if ovs.private:
-                ovs.stop()
-    st.clear()
+    for n, (_sw, entry) in targets.items():
+        _mark_restored_quietly(n, entry["file"])
+    j.record("server.remove", bridges=names)
+    server = _remove_server(ovss, names, progress)
+    j.record("server.removed")
+    j.record("state.clear")
+    if corrupt is not None:
+        moved = st.set_aside("corrupt")
+        progress(f"moved the corrupt state to {moved}")
+    else:
+        st.clear()
+    j.record("down.end")
+    j.close()
     return {"restored": restored, "config_restored": all(restored.values()) if restored else False,
-            "ports_restored": ports}
+            "ports_restored": ports, "server": server}
+
+
+def recover(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> dict:
+    """``harmless recover``: finish what an interrupted run left (read from its unfinished journal).
+
+    * an interrupted ``up`` on top of an existing deployment: every switch it touched goes back to the config it had
+      before that run (its pre-run backup), the server is rebuilt to the deployed plan, the state stays;
+    * an interrupted first ``up``, ``down`` or rollback: the same as :func:`down` (originals back, bridges removed).
+
+    Returns:
+        ``{"recovered": "nothing"|"previous deployment"|"down", ...}`` (with :func:`down`'s keys for ``down``).
+
+    Raises:
+        LockedError, HarmlessError: as :func:`down`.
+    """
+    with st.lock(), journal.interruptible(progress):
+        recs = journal.unfinished()
+        if journal.is_finished(recs):
+            return {"recovered": "nothing"}
+        first = recs[0]
+        try:
+            s = st.load()
+        except StateError:
+            s = None
+        if first.get("op") == "up" and first.get("prior_deployed") and s and s.get("plan"):
+            return _recover_previous(recs, s, progress)
+        r = _down_locked(progress, on_switch)
+        return {"recovered": "down", **r}
+
+
+def _recover_previous(recs: list[dict], s: dict, progress: Progress) -> dict:
+    """Undo an interrupted incremental ``up``: touched devices to their pre-run config, server to the state's plan."""
+    targets = {}
+    for r in recs:
+        if r.get("step") == "device.commit":
+            targets[r["switch"]] = r["rollback_to"]
+    progress(f"undoing {journal.describe(recs)}")
+    journal.archive("interrupted")
+    j = journal.Journal("recover", progress)
+    j.record("recover.begin", switches=sorted(targets))
+    for name, entry in targets.items():
+        rec = s["switches"].get(name) or next((e["record"] for e in st.backup_index() if e["switch"] == name), None)
+        sw = Switch.model_validate(rec)
+        j.record("device.restore", switch=name, to=entry)
+        drv = connect(sw, f"{s['inventory']}: switch {name}")
+        try:
+            if not _restore_device(drv, st.read_backup(entry)):
+                raise CommitError(name, "the running config still differs from its pre-run backup after restore",
+                                  "run harmless recover again, or harmless down")
+        finally:
+            drv.close()
+        j.record("device.restored", switch=name, ok=True)
+    ovs = state_ovs(s)
+    j.record("server.remove", rebuild_previous=True)
+    ovs.start()
+    bridges.apply(ovs, Plan.from_dict(s["plan"]))
+    j.record("server.removed")
+    j.record("recover.end")
+    j.close()
+    return {"recovered": "previous deployment", "switches": sorted(targets)}
+
+
+def backups() -> list[dict]:
+    """``harmless backups``: every saved config (switch, time, SHA-256, role, status), oldest first; the active
+    original of each switch is the one ``down`` gives back."""
+    return [{k: e.get(k) for k in ("switch", "time", "sha256", "role", "status", "file")} for e in st.backup_index()]
 
 
 def status(with_device: bool = True) -> dict:
@@ -429,12 +770,14 @@ def status(with_device: bool = True) -> dict:
         ``{"deployed": bool, "switches": [{"name", "bridge", "datapath_id", "ports": [{"interface", "ofport",
         "vid", "device_link", "rx_packets", "tx_packets"}], "controllers": [...], "trunks": {...}}]}``.
     """
+    recs = journal.unfinished()
+    pending = None if journal.is_finished(recs) else journal.describe(recs)
     s = st.load()
     if not s or not s.get("plan"):
-        return {"deployed": False, "switches": []}
+        return {"deployed": False, "switches": [], "unfinished_journal": pending}
     plan_obj = Plan.from_dict(s["plan"])
     ovs = state_ovs(s)
-    out = {"deployed": True, "inventory": s["inventory"], "ovs_running": ovs.vswitchd_running() if ovs.private
+    out = {"deployed": True, "unfinished_journal": pending, "inventory": s["inventory"], "ovs_running": ovs.vswitchd_running() if ovs.private
            else ovs.ovsdb_running(), "switches": []}
     for sp in plan_obj.switches:
         links: dict[str, str] = {}

@@ -1,73 +1,381 @@
-"""Persisted state of a HARMLESS deployment: ``<state dir>/state.json`` and the switch config backups.
+"""Persisted state of a HARMLESS deployment: ``<state dir>/state.json``, the backups and their index, the lock.
 
 The state directory is ``$HARMLESS_STATE_DIR`` or ``/var/lib/harmless``. It holds:
   * ``state.json`` (mode 0600): the applied plan, the inventory path and its non-secret switch entries (how to reach
     each device again for ``down``; the password stays a *reference*), the OVS instance used, and per switch the
-    backup file and SHA-256 of the original running config.
-  * ``backups/<switch>-<UTC time>.cfg`` (mode 0600): the running config saved before the first change.
+    original backup. A versioned schema (:class:`DeploymentState`, ``version`` = :data:`STATE_VERSION`); a file that
+    is not valid JSON, not of the schema or of an unknown version raises :class:`StateError` (one line: file + fix).
+  * ``backups/<switch>-<UTC time>.cfg`` (mode 0600) and ``backups/index.json``: every config HARMLESS saved, with its
+    SHA-256. The backup taken at a switch's first migration is its **original**; it stays the *active* original until
+    a ``down`` proves the device equals it (then it is marked ``restored``), and it is never overwritten or deleted.
+    The index also keeps the switch's non-secret connection record, so ``down`` can restore the original even when
+    ``state.json`` was lost or corrupted.
+  * ``journal.jsonl``: the write-ahead journal of the running or interrupted ``up``/``down`` (:mod:`harmless.journal`).
+  * ``lock``: held (``flock``) by the one writer (``up``, ``down``, ``recover``, ``watch`` changes).
   * ``ovs/``: the private OVS instance (when HARMLESS runs its own).
-Passwords are never written here.
+Passwords are never written here. Every write is atomic (temp file, fsync, rename, fsync of the directory); a write
+that fails (disk full, read-only) raises :class:`StateWriteError` before anything that depends on it happens.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harmless.errors import HarmlessError
+
+#: version of state.json this harmless writes and reads (1 = harmless 0.1, without ``version``: read and upgraded)
+STATE_VERSION = 2
+
+
+class StateError(HarmlessError):
+    """state.json (or the backup index) is corrupt, of an unknown version, or unreadable. Exit code 2."""
+
+    exit_code = 2
+
+
+class StateWriteError(HarmlessError):
+    """A write to the state directory failed (disk full, read-only file system, permissions)."""
+
+
+class LockedError(HarmlessError):
+    """Another harmless process holds the state directory's lock. Exit code 1."""
 
 
 def state_dir() -> Path:
     """The state directory (created 0700 if missing)."""
     d = Path(os.environ.get("HARMLESS_STATE_DIR", "/var/lib/harmless"))
-    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise StateWriteError(str(d), f"cannot create the state directory ({e.strerror})",
+                              "check the path and permissions, or set HARMLESS_STATE_DIR") from None
     return d
 
 
-def _write_private(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+def fsync_dir(d: Path) -> None:
+    """fsync a directory so a rename/creation in it survives power loss."""
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, mode 0600, fsynced (file and directory).
+
+    Raises:
+        StateWriteError: the disk is full, read-only, or the path is not writable (the old file is untouched).
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise StateWriteError(str(path), f"cannot write ({e.strerror})",
+                              "free space on (or remount read-write) the state directory's file system, then run "
+                              "harmless down to finish restoring") from None
+
+
+# ----------------------------------------------------------------------------- state.json schema
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BackupRef(_M):
+    """A saved running config: its file and SHA-256 (hex)."""
+
+    file: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class OvsRef(_M):
+    """The OVS instance a deployment uses: private (``base_dir``, ``netns``) or the system's."""
+
+    private: bool
+    base_dir: str | None = None
+    netns: str | None = None
+    datapath: str = "netdev"
+
+
+class DeploymentState(_M):
+    """Schema of state.json (version :data:`STATE_VERSION`)."""
+
+    version: Literal[2] = 2
+    inventory: str
+    plan: dict | None = None
+    backups: dict[str, BackupRef] = Field(default_factory=dict)
+    ports_before: dict[str, dict] = Field(default_factory=dict)
+    switches: dict[str, dict] = Field(default_factory=dict)
+    ovs: OvsRef | None = None
+    phase: Literal["applying", "up"] = "up"
+    updated: str | None = None
+
+
+def state_file() -> Path:
+    return state_dir() / "state.json"
+
+
+_FIX_CORRUPT = ("run harmless down: it restores every switch from its retained original backup (harmless backups "
+                "lists them) and removes the bridges, then moves this file aside")
 
 
 def load() -> dict | None:
-    """The current deployment state, or None when nothing is deployed."""
-    p = state_dir() / "state.json"
-    if not p.exists():
+    """The current deployment state (validated, as a JSON-like dict), or None when nothing is deployed.
+
+    Raises:
+        StateError: the file is unreadable, not JSON, not of the schema or of an unknown version.
+    """
+    p = state_file()
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
         return None
-    return json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError) as e:
+        raise StateError(str(p), f"cannot read the state ({getattr(e, 'strerror', None) or e})", _FIX_CORRUPT) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise StateError(str(p), f"the state is corrupt (not JSON: {e.msg} at line {e.lineno})", _FIX_CORRUPT) from None
+    if not isinstance(data, dict):
+        raise StateError(str(p), "the state is corrupt (not a JSON object)", _FIX_CORRUPT)
+    version = data.get("version", 1)
+    if version == 1:
+        data = {**data, "version": 2}
+    elif version != STATE_VERSION:
+        raise StateError(str(p), f"state version {version!r} is not one this harmless reads (it reads "
+                         f"{STATE_VERSION})", "use the harmless version that wrote it to run harmless down, or "
+                         "run this one's harmless down, which restores from the retained original backups")
+    try:
+        return DeploymentState.model_validate(data).model_dump(mode="json")
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        raise StateError(str(p), f"the state is corrupt ({loc}: {err['msg']})", _FIX_CORRUPT) from None
 
 
 def save(state: dict) -> None:
-    """Write the state atomically with mode 0600."""
-    _write_private(state_dir() / "state.json", json.dumps(state, indent=2, sort_keys=True))
+    """Validate and write the state atomically (mode 0600, fsynced). Raises StateWriteError (disk) or ValueError."""
+    doc = DeploymentState.model_validate({**state, "version": STATE_VERSION}).model_dump(mode="json")
+    write_private(state_file(), json.dumps(doc, indent=2, sort_keys=True))
 
 
 def clear() -> None:
-    """Forget the deployment (backups are kept for the record)."""
-    p = state_dir() / "state.json"
-    if p.exists():
-        p.unlink()
+    """Forget the deployment (backups are kept for the record). Raises StateWriteError when it cannot."""
+    p = state_file()
+    try:
+        if p.exists():
+            p.unlink()
+            fsync_dir(p.parent)
+    except OSError as e:
+        raise StateWriteError(str(p), f"cannot remove the state ({e.strerror})",
+                              "check the state directory's file system") from None
+
+
+def set_aside(reason: str = "corrupt") -> Path | None:
+    """Move an unusable state.json aside (``state.json.<reason>-<UTC time>``); returns the new path or None."""
+    p = state_file()
+    if not p.exists():
+        return None
+    dst = p.with_name(f"state.json.{reason}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    os.replace(p, dst)
+    fsync_dir(p.parent)
+    return dst
 
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def save_backup(switch: str, config: str) -> dict:
-    """Save a running config before any change. Returns ``{"file": path, "sha256": hex}``."""
+# ----------------------------------------------------------------------------- backups and their index
+def backups_dir() -> Path:
     d = state_dir() / "backups"
     d.mkdir(exist_ok=True, mode=0o700)
-    p = d / f"{switch}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.cfg"
-    _write_private(p, config)
-    return {"file": str(p), "sha256": sha256(config)}
+    return d
+
+
+def _index_path() -> Path:
+    return backups_dir() / "index.json"
+
+
+def backup_index() -> list[dict]:
+    """Every backup HARMLESS saved, oldest first: ``[{"switch", "file", "sha256", "time", "role": "original" |
+    "pre-run", "status": "active" | "restored" | "superseded", "record": {non-secret switch entry}}]``.
+
+    Raises:
+        StateError: the index is corrupt.
+    """
+    p = _index_path()
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as e:
+        raise StateError(str(p), f"the backup index is corrupt ({e})",
+                         "the backup files beside it are intact; move the index aside and name the original "
+                         "backup file to restore by hand") from None
+    return list(data.get("backups", []))
+
+
+def _write_index(entries: list[dict]) -> None:
+    write_private(_index_path(), json.dumps({"version": 1, "backups": entries}, indent=2))
+
+
+def save_backup(switch: str, config: str, role: str = "original", record: dict | None = None) -> dict:
+    """Save a running config (fsynced, 0600) and register it in the index. Never overwrites a file.
+
+    Args:
+        switch: switch name.
+        config: the running config text.
+        role: ``original`` (first migration: what ``down`` gives back) or ``pre-run`` (before an incremental ``up``,
+            for ``recover``).
+        record: the non-secret inventory entry of the switch (to reconnect without state.json).
+
+    Returns:
+        ``{"file": path, "sha256": hex}``.
+
+    Raises:
+        StateWriteError: the disk is full or read-only (nothing is registered then).
+    """
+    d = backups_dir()
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    p = d / f"{switch}-{stamp}.cfg"
+    n = 1
+    while p.exists():
+        n += 1
+        p = d / f"{switch}-{stamp}-{n}.cfg"
+    write_private(p, config)
+    entry = {"file": str(p), "sha256": sha256(config)}
+    entries = backup_index()
+    entries.append({"switch": switch, **entry, "time": stamp, "role": role, "status": "active",
+                    "record": record or {}})
+    _write_index(entries)
+    return entry
+
+
+def active_original(switch: str) -> dict | None:
+    """The switch's active original backup entry of the index (never proven restored), or None."""
+    for e in reversed(backup_index()):
+        if e["switch"] == switch and e["role"] == "original" and e["status"] == "active":
+            return e
+    return None
+
+
+def active_originals() -> list[dict]:
+    """Every switch's active original backup entry (the configs ``down`` must give back)."""
+    seen, out = set(), []
+    for e in reversed(backup_index()):
+        if e["role"] == "original" and e["status"] == "active" and e["switch"] not in seen:
+            seen.add(e["switch"])
+            out.append(e)
+    return list(reversed(out))
+
+
+def mark_restored(switch: str, file: str) -> None:
+    """Record that the device was proven equal to this original (it is no longer the active original)."""
+    entries = backup_index()
+    for e in entries:
+        if e["switch"] == switch and e["file"] == file and e["status"] == "active":
+            e["status"] = "restored"
+            e["restored"] = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    _write_index(entries)
+
+
+def mark_superseded(switch: str, file: str) -> None:
+    """An active original that no longer matches a device free of HARMLESS VLANs (changed by hand since): kept on
+    disk and in the index, but no longer what ``down`` gives back."""
+    entries = backup_index()
+    for e in entries:
+        if e["switch"] == switch and e["file"] == file and e["status"] == "active":
+            e["status"] = "superseded"
+    _write_index(entries)
 
 
 def read_backup(entry: dict) -> str:
-    """Read a backup and check its SHA-256. Raises ValueError if it was altered."""
-    text = Path(entry["file"]).read_text()
+    """Read a backup and check its SHA-256.
+
+    Raises:
+        StateError: the file is missing or was altered (its SHA-256 differs from the recorded one).
+    """
+    try:
+        text = Path(entry["file"]).read_text()
+    except OSError as e:
+        raise StateError(entry["file"], f"cannot read the backup ({e.strerror})",
+                         "restore the file from your own copies; harmless backups lists what it saved") from None
     if sha256(text) != entry["sha256"]:
-        raise ValueError(f"backup {entry['file']} does not match its recorded SHA-256")
+        raise StateError(entry["file"], "the backup does not match its recorded SHA-256 (altered)",
+                         "restore the file from your own copies; harmless backups lists what it saved")
     return text
+
+
+# ----------------------------------------------------------------------------- the writer lock
+@contextlib.contextmanager
+def lock(command: str | None = None) -> Iterator[None]:
+    """Hold the state directory's lock for the block (one writer at a time; released when the process dies).
+
+    Args:
+        command: what the holder is doing, shown to a refused second writer (default: this process's argv).
+
+    Raises:
+        LockedError: another process holds it (the message names its pid and command).
+    """
+    p = state_dir() / "lock"
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "unknown"
+            raise LockedError(str(p), f"another harmless holds the lock ({holder})",
+                              "wait for it to finish (harmless status shows what is deployed); the lock is released "
+                              "automatically when that process ends") from None
+        info = f"pid {os.getpid()}: {command or ' '.join(['harmless', *sys.argv[1:]])}"
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, info.encode(), 0)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def lock_holder() -> str | None:
+    """Who holds the lock now (``"pid N: command"``), or None when it is free."""
+    p = state_dir() / "lock"
+    if not p.exists():
+        return None
+    fd = os.open(p, os.O_RDWR)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.pread(fd, 4096, 0).decode(errors="replace").strip() or "unknown"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` as it reads back from JSON (tuples become lists): compare live values with stored ones through this."""
+    return json.loads(json.dumps(obj))

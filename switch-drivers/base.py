@@ -273,4 +273,5 @@ class SwitchDriver(abc.ABC):
         except DeviceError as again:
             problem = f"restoring failed too ({again.problem})"
         raise CommitError(self.where, f"{err.problem}; {problem}",
-                          "restore the config saved before the change by hand (driver.last_saved_config)") from None
+                          "run harmless down: it restores the original config saved before the change (harmless "
+                          "backups lists the saved configs)") from None

@@ -254,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--drop-session-on", action="append", default=[], metavar="REGEX",
                    help="test-only fault injection: run an exec command matching REGEX silently, then close "
                         "the SSH session (a session lost mid-commit)")
+    p.add_argument("--fault-file", metavar="FILE",
+                   help="test-only runtime fault injection (ios): JSON {reject: [REGEX], drop: [REGEX], "
+                        "slow: {REGEX: seconds}}, re-read whenever it changes")
     p.add_argument("--minute-seconds", type=float, default=60.0,
                    help="test-only time scale: how many seconds one minute of the archive revert timer lasts")
     p.add_argument("--log-file", type=Path)
@@ -335,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     ios_ext.set_reject_patterns(args.reject)
     ios_ext.set_drop_patterns(args.drop_session_on)
     ios_ext.set_minute_seconds(args.minute_seconds)
+    ios_ext.set_fault_file(args.fault_file)
     if args.drop_session_on:
         log.info("fault injection: dropping the SSH session after exec commands matching %s", args.drop_session_on)
     if args.reject:

@@ -553,8 +553,61 @@ def do_tclsh(self, *args):
 
 
 # ----------------------------------------------------------------------------- config mode
+def set_fault_file(path: str | None) -> None:
+    """Test-only runtime fault injection: a JSON file re-read whenever it changes (absent = no faults)::
+
+        {"reject": [REGEX, ...], "drop": [REGEX, ...], "slow": {REGEX: seconds, ...}}
+
+    ``reject``/``drop`` replace the patterns of :func:`set_reject_patterns`/:func:`set_drop_patterns` while the file
+    exists; ``slow`` makes a matching exec command (e.g. ``write mem`` on a busy switch) answer only after that many
+    seconds, before its echo. Lets one lab serve a whole fault matrix without restarting the emulated switch.
+    """
+    _state["fault_file"] = path
+    _state["fault_mtime"] = None
+    _state["base"] = {"reject": list(_state.get("reject", [])), "drop": list(_state.get("drop", []))}
+
+
+def _refresh_faults() -> None:
+    import json
+    import os
+
+    path = _state.get("fault_file")
+    if not path:
+        return
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except OSError:
+        mtime = None
+    if mtime == _state.get("fault_mtime"):
+        return
+    _state["fault_mtime"] = mtime
+    base = _state.get("base", {"reject": [], "drop": []})
+    faults = {}
+    if mtime is not None:
+        try:
+            with open(path) as f:
+                faults = json.load(f)
+        except (OSError, ValueError) as e:
+            log.warning("fault file %s unreadable: %s", path, e)
+    _state["reject"] = base["reject"] + [re.compile(x) for x in faults.get("reject", [])]
+    _state["drop"] = base["drop"] + [re.compile(x) for x in faults.get("drop", [])]
+    _state["slow"] = [(re.compile(k), float(v)) for k, v in faults.get("slow", {}).items()]
+    log.info("fault injection from %s: %s", path, faults)
+
+
+def _maybe_slow(line: str) -> None:
+    import time
+
+    for rx, seconds in _state.get("slow", []):
+        if rx.search(line.strip()):
+            log.warning("fault injection: %r answers after %.0f s", line.strip(), seconds)
+            time.sleep(seconds)
+            return
+
+
 def cfg_process_command(self, line):
     """Config-mode entry point (sub-modes included): the ``--reject`` hook, then the stock processor."""
+    _refresh_faults()
     if _is_rejected(line):
         _flag(self, INVALID_INPUT)
         log.info("config line rejected by fault injection: %s", line.strip())
@@ -972,7 +1025,10 @@ def apply_config_detailed(processor, text: str) -> list[tuple[str, str]]:
 
 # ============================================================================= exec: session loss
 def enabled_process_command(self, line):
-    """Exec-mode entry point: the ``--drop-session-on`` fault injection, then the stock processor."""
+    """Exec-mode entry point: the ``--drop-session-on`` and fault-file injections, then the stock processor."""
+    _refresh_faults()
+    if self.sub_processor is None and line.strip():
+        _maybe_slow(line)
     if self.sub_processor is None and line.strip() and any(p.search(line.strip()) for p in _state["drop"]):
         tc = self.terminal_controller
         self.terminal_controller = NoopTerminalController()

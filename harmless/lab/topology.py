@@ -72,6 +72,8 @@ class LabSpec:
             interface of another lab: that cable end becomes this port (the two legacy switches are cabled).
         vendor: emulated switch OS, a key of :data:`VENDORS` (``ios``: SSH on ``ssh_port``; ``eos``: eAPI over
             HTTP on ``ssh_port``). ``trunk_port`` None = the vendor's default.
+        extra_config: more startup config in the vendor's syntax, appended (e.g. other trunks with allowed-VLAN
+            lists, native VLANs, descriptions: what real configs have).
     """
 
     name: str = "lab"
@@ -84,6 +86,7 @@ class LabSpec:
     host_base: int = 0
     uplinks: tuple[tuple[int, str], ...] = ()
     vendor: str = "ios"
+    extra_config: str = ""
 
     @property
     def trunk(self) -> str:
@@ -138,7 +141,7 @@ def startup_config(spec: LabSpec) -> str:
     for n in spec.hosts:
         lines += [f"interface {access_iface(spec.vendor, n)}", f"{ind}switchport mode access",
                   f"{ind}switchport access vlan 100"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + spec.extra_config
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -270,6 +273,8 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
             "--log-file", str(d / "fakeswitch.log"), "--pid-file", str(d / "fakeswitch.pid")]
     for r in spec.reject:
         argv += ["--reject", r]
+    if spec.vendor == "ios":
+        argv += ["--fault-file", str(d / "faults.json")]   # test-only runtime faults (absent: none)
     with open(d / "fakeswitch.out", "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -288,7 +293,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
         "name": spec.name, "vendor": spec.vendor, "ssh_port": spec.ssh_port, "username": "admin",
         "password_file": str(pw), "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE,
         "trunk_port": spec.trunk, "trunk_interface": trunks[0]["interface"], "trunks": trunks, "server_netns": srv,
-        "port_map": port_map, "uplinks": {str(p): (peer or uplink_iface(spec.name, p)) for p, peer in spec.uplinks},
+        "port_map": port_map, "fault_file": str(d / "faults.json"), "uplinks": {str(p): (peer or uplink_iface(spec.name, p)) for p, peer in spec.uplinks},
         "hosts": {str(n): {"interface": access_iface(spec.vendor, n), "netns": ns_host(spec.name, n),
                            "ip": host_ip(n, spec.host_base), "mac": host_mac(n, spec.host_base)} for n in spec.hosts},
     }

@@ -130,7 +130,11 @@ class IosDriver(NapalmDriver):
 
     # ------------------------------------------------------------------ NapalmDriver hooks
     def _napalm_optional_args(self) -> dict:
-        return {"secret": self._password, **super()._napalm_optional_args()}
+        """Defaults: the enable secret is the password; netmiko waits up to ``timeout`` s for any command's echo and
+        prompt (``read_timeout_override``): netmiko's own 10 s echo wait fails a ``write memory`` or ``copy`` on a
+        busy switch ("The command echo was not detected")."""
+        return {"secret": self._password, "read_timeout_override": self.timeout,
+                **super()._napalm_optional_args()}
 
     device_message = staticmethod(device_message)
     parse_ports = staticmethod(parse_port_states)
