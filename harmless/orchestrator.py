@@ -133,7 +133,7 @@ def port_differences(before: dict[str, dict], after: dict[str, dict]) -> list[st
 
 
 def compute(inv: Inventory, src: str, progress: Progress = _quiet, keep_open: bool = False,
-            tolerate: bool = False, on_switch: SwitchEvent = _no_event
+            tolerate: bool = False, on_switch: SwitchEvent = _no_event, keep_candidate: bool = False
             ) -> tuple[PlanResult, dict[str, SwitchDriver]]:
     """Read every device, plan, render and diff (load + compare + discard), all switches in parallel. Changes nothing.
 
@@ -141,6 +141,8 @@ def compute(inv: Inventory, src: str, progress: Progress = _quiet, keep_open: bo
         tolerate: keep going when a switch cannot be read (unreachable, refused): it is left out of the plan and
             reported in ``PlanResult.failed``; otherwise its error is raised.
         keep_open: return the open driver sessions (caller closes them).
+        keep_candidate: leave each rendered config loaded as the merge candidate (with ``keep_open``; ``up`` commits
+            it without loading it again).
         on_switch: ``(switch, event)`` callback as each switch is read.
 
     Raises:
@@ -177,7 +179,8 @@ def compute(inv: Inventory, src: str, progress: Progress = _quiet, keep_open: bo
             config = drv.render(sp.access_changes(), sp.trunk_changes())
             progress(f"diffing the tagging config on {sw.name}")
             d = drv.load_merge(config)
-            drv.discard()
+            if not keep_candidate:
+                drv.discard()
             return config, d
 
         diff_out = fleet.run_per_switch([sw for sw in inv.switches if sw.name in facts], diff)
@@ -290,7 +293,8 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
         raise InputError(src, f"another deployment is up (from {prev_state['inventory']})",
                          "run harmless down first")
     prev_plan = Plan.from_dict(prev_state["plan"]) if prev_state.get("plan") else None
-    res, drivers = compute(inv, src, progress, keep_open=True, tolerate=True, on_switch=on_switch)
+    res, drivers = compute(inv, src, progress, keep_open=True, tolerate=True, on_switch=on_switch,
+                           keep_candidate=True)
     failed: dict[str, BaseException] = dict(res.failed)
     committed: dict[str, bool] = {}
     touched: dict[str, dict] = {}            # switch -> backup entry to roll its device back to
@@ -318,6 +322,7 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
             rollback_to = st.save_backup(sw.name, drv.running_config(), role="pre-run", record=records[sw.name])
         if not diff:
             progress(f"{sw.name}: already configured (empty diff), not touching it")
+            drv.discard()
             return False
         confirm = drv.capabilities.commit_confirm
         j.record("device.commit", switch=sw.name, rollback_to=rollback_to, diff_lines=len(diff.splitlines()))
@@ -325,7 +330,7 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
             touched[sw.name] = rollback_to
         progress(f"committing {len(diff.splitlines())} diff lines on {sw.name}"
                  + (f" (commit-confirm, reverts in {revert_in} s)" if confirm else ""))
-        drv.apply(res.configs[sw.name], revert_in=revert_in if confirm else None)
+        drv.apply(res.configs[sw.name], revert_in=revert_in if confirm else None, loaded_diff=diff)
         with lock:
             committed[sw.name] = True
         j.record("device.committed", switch=sw.name)

@@ -238,6 +238,11 @@ class IosDriver(NapalmDriver):
             CommitError: the device refused the mode changes or the replace.
         """
         dev = self._dev()
+        if self._call("show archive config rollback timer", dev.has_pending_commit):
+            # a commit-confirm of a run that was killed before confirming: IOS refuses any other config session
+            # until it is confirmed or reverted; revert it now (the config it had before that commit comes back)
+            log.warning("ios %s: an unconfirmed commit-confirm is pending; reverting it before the restore", self.where)
+            self._call("configure revert now", dev.rollback)
         bridge = replace_bridge(self.running_config(), saved_config)
         if bridge:                                   # see hazards.py: nonegotiate / encapsulation ports
             lines = [ln for ln in bridge.splitlines() if ln.strip() not in ("!", "end")]

@@ -1,0 +1,163 @@
+"""Fault-matrix fixtures: one emulated IOS switch with a realistic config (trunks with allowed-VLAN lists, a native
+VLAN, descriptions, the archive feature so commits are commit-confirm), its data plane and hosts; HARMLESS itself runs
+as a real CLI process (``python -m harmless.cli``) with its state directory on a small tmpfs (disk-full cases), and
+is killed at journal steps through the test-only ``HARMLESS_FAULT_*`` hooks (:mod:`harmless.journal`)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harmless.demo import free_port
+from harmless.lab import topology as lab
+from tests.conftest import require_root_ovs
+
+#: what real switch configs have, and what `down` must give back byte for byte
+EXTRA_IOS = """\
+vlan 200
+ name voice
+vlan 201
+ name cameras
+archive
+ path flash:archive
+interface GigabitEthernet0/1
+ description uplink to the HARMLESS server
+ switchport trunk native vlan 101
+ switchport trunk allowed vlan 1,100,101
+ switchport mode trunk
+interface GigabitEthernet0/2
+ description uplink to core-sw2 Gi1/0/48
+ switchport trunk native vlan 101
+ switchport trunk allowed vlan 100,101,200,201
+ switchport mode trunk
+interface FastEthernet0/20
+ description printer room 2.14
+ switchport access vlan 101
+ switchport mode access
+"""
+
+
+@dataclass
+class FaultLab:
+    """The lab, the HARMLESS state dir (tmpfs) and how to run the real CLI against it."""
+
+    info: dict
+    inventory: Path
+    state: Path
+    original: str = ""
+    log: list = field(default_factory=list)
+
+    def env(self, **extra) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HARMLESS_FAULT")}
+        env["HARMLESS_STATE_DIR"] = str(self.state)
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def cli(self, *args: str, timeout: float = 240, **fault) -> subprocess.CompletedProcess:
+        """Run ``harmless ARGS`` as its own process (no stdin), with optional ``HARMLESS_FAULT_*`` variables."""
+        env = self.env(**{f"HARMLESS_FAULT_{k.upper()}": v for k, v in fault.items()})
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "-m", "harmless.cli", *args], env=env, capture_output=True, text=True,
+                           timeout=timeout, stdin=subprocess.DEVNULL)
+        self.log.append((args, fault, p.returncode, round(time.monotonic() - t0, 1)))
+        return p
+
+    def running_config(self) -> str:
+        from harmless import orchestrator as orch
+        from harmless.inventory import load_inventory
+        d = orch.connect(load_inventory(self.inventory).switches[0], "test")
+        try:
+            return d.running_config()
+        finally:
+            d.close()
+
+    def set_faults(self, **faults) -> None:
+        """Runtime faults of the emulated switch (``reject``/``drop``/``slow``; none = clear)."""
+        p = Path(self.info["fault_file"])
+        if faults:
+            p.write_text(json.dumps(faults))
+        elif p.exists():
+            p.unlink()
+
+    def journal(self) -> list[dict]:
+        p = self.state / "journal.jsonl"
+        return [json.loads(x) for x in p.read_text().splitlines() if x.strip()] if p.exists() else []
+
+    def private_ovs_alive(self) -> list[str]:
+        """Pids of HARMLESS's private OVS daemons that are still alive."""
+        alive = []
+        for pidf in (self.state / "ovs").rglob("*.pid"):
+            try:
+                pid = int(pidf.read_text().strip())
+                os.kill(pid, 0)
+                alive.append(f"{pidf.name}:{pid}")
+            except (ValueError, OSError):
+                pass
+        return alive
+
+    def server_bridges(self) -> list[str]:
+        out = subprocess.run(["ip", "-n", self.info["server_netns"], "-o", "link"], capture_output=True,
+                             text=True).stdout
+        return [w for w in ("br-otc", "br-of-sw1") if f" {w}:" in out or f" {w}@" in out]
+
+
+def _mount_tmpfs(path: Path, size: str) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)], check=True)
+
+
+@pytest.fixture(scope="module")
+def flab(tmp_path_factory):
+    require_root_ovs()
+    if importlib.util.find_spec("fake_switches") is None:
+        pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
+    name = "f" + uuid.uuid4().hex[:5]
+    base = tmp_path_factory.mktemp("faults")
+    labdir, state = base / "lab", base / "state"
+    old = os.environ.get("HARMLESS_STATE_DIR")
+    os.environ["HARMLESS_STATE_DIR"] = str(labdir)
+    ctl = None
+    mounted = False
+    try:
+        info = lab.lab_up(lab.LabSpec(name=name, ssh_port=free_port(), hosts=(7, 8, 10),
+                                      server_netns=f"hl-{name}-srv", extra_config=EXTRA_IOS))
+        _mount_tmpfs(state, "48m")
+        mounted = True
+        inv = lab.inventory(info, [])
+        inv["switches"][0]["access_ports"] = ["FastEthernet0/7", "FastEthernet0/8", "FastEthernet0/10"]
+        p = base / "inventory.yaml"
+        p.write_text(yaml.safe_dump(inv, sort_keys=False))
+        fl = FaultLab(info, p, state)
+        fl.original = fl.running_config()
+        assert "switchport trunk allowed vlan 100,101,200,201" in fl.original, fl.original
+        yield fl
+    finally:
+        env = {**os.environ, "HARMLESS_STATE_DIR": str(state)}
+        subprocess.run([sys.executable, "-m", "harmless.cli", "down"], env=env, capture_output=True, timeout=300)
+        for pidf in (state / "ovs").rglob("*.pid") if mounted else ():
+            try:
+                os.kill(int(pidf.read_text().strip()), signal.SIGKILL)
+            except (ValueError, OSError):
+                pass
+        if old is None:
+            os.environ.pop("HARMLESS_STATE_DIR", None)
+        else:
+            os.environ["HARMLESS_STATE_DIR"] = old
+        os.environ["HARMLESS_STATE_DIR"] = str(labdir)
+        lab.lab_down(name)
+        if old is None:
+            os.environ.pop("HARMLESS_STATE_DIR", None)
+        else:
+            os.environ["HARMLESS_STATE_DIR"] = old
+        if mounted:
+            subprocess.run(["umount", "-l", str(state)], capture_output=True)
