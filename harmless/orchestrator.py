@@ -298,6 +298,7 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
     failed: dict[str, BaseException] = dict(res.failed)
     committed: dict[str, bool] = {}
     touched: dict[str, dict] = {}            # switch -> backup entry to roll its device back to
+    new_originals: dict[str, dict] = {}      # originals saved by this run (first migrations)
     backups = dict(prev_state.get("backups", {}))
     ports_before = dict(prev_state.get("ports_before", {}))
     records = {s.name: _switch_record(s) for s in inv.switches}
@@ -312,6 +313,8 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
         diff = res.diffs[sw.name]
         if sw.name not in backups:
             entry = _original_for(sw, drv, res.facts[sw.name], records[sw.name], progress)
+            with lock:
+                new_originals[sw.name] = entry
             j.record("backup.saved", switch=sw.name, **entry)
             with lock:
                 backups[sw.name] = entry
@@ -410,6 +413,9 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
         if j is None:
             raise
         ok = _rollback_up(j, err, drivers, touched, prev_state, effective, ovs, created_ovs, progress)
+        for n, entry in new_originals.items():   # never changed, or proven back: no longer an active original
+            if n not in touched or ok:
+                _mark_restored_quietly(n, entry["file"])
         if isinstance(err, journal.Interrupted):
             raise journal.Interrupted(
                 "harmless up", "interrupted; " + (
