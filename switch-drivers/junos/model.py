@@ -53,8 +53,9 @@ import re
 from harmless.switch_drivers.junos.conf import Path, display_set, parse_config
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 
-#: interfaces that are not switch ports (loopback, routed VLAN interfaces) and containers under ``interfaces``
-NOT_PORTS = re.compile(r"^(lo\d+|irb|vlan|interface-range|interface-set|traceoptions|apply-groups(-except)?)$")
+#: interfaces that are not switch ports (loopback, routed VLAN interfaces, tunnels) and containers under ``interfaces``
+NOT_PORTS = re.compile(r"^(lo\d+|irb|vlan|st\d+|dsc|(gr|ip|lt|vt)-\S+|interface-range|interface-set|traceoptions|"
+                       r"apply-groups(-except)?)$")
 #: management interfaces (SRX/MX ``fxp0``, QFX/EX ELS ``em0``/``em1``, EX ``me0``, virtual chassis ``vme``)
 MANAGEMENT = re.compile(r"^(fxp\d+|em\d+|me\d+|vme)$")
 LAG_NAME = re.compile(r"^(ae|reth)\d+$")
@@ -249,7 +250,8 @@ def model_from_paths(active: list[Path], inactive: list[Path]) -> SwitchModel:
             pt.unparsed.append(_line(p))
 
     range_stmts: dict[str, list[Path]] = {}
-    for p in active:
+    explicit: list[tuple[_Port, Path]] = []
+    for p in active:                                     # ports in document order
         if p[0] != "interfaces" or len(p) < 2:
             continue
         if p[1] == "interface-range" and len(p) >= 4:
@@ -263,11 +265,13 @@ def model_from_paths(active: list[Path], inactive: list[Path]) -> SwitchModel:
             continue
         pt = port(p[1])
         if len(p) > 2:
-            on_interface(pt, p[2:], p)
-    for rname, stmts in range_stmts.items():
+            explicit.append((pt, p))
+    for rname, stmts in range_stmts.items():             # range first: the interface's own statements win
         for m in ranges.get(rname, []):
             for p in stmts:
                 on_interface(port(m), p[3:], p)
+    for pt, p in explicit:
+        on_interface(pt, p[2:], p)
     for p in inactive:                                   # shown, never applied
         if p[0] == "interfaces" and len(p) >= 2:
             names = ranges.get(p[2], []) if p[1] == "interface-range" and len(p) >= 3 else \
@@ -314,7 +318,7 @@ def model_from_paths(active: list[Path], inactive: list[Path]) -> SwitchModel:
             continue
         # MAC limits / sticky MACs
         sec = None
-        if len(p) >= 5 and p[0] == "switch-options" and p[1] == "interface":
+        if len(p) >= 4 and p[0] == "switch-options" and p[1] == "interface":
             sec = (p[2], p[3])
         elif len(p) >= 6 and p[0] == "vlans" and p[2:4] == ("switch-options", "interface"):
             sec = (p[4], p[5])
