@@ -272,7 +272,8 @@ def watch(interval, once, as_json):
 @click.option("-i", "--inventory", type=click.Path(dir_okay=False), default=None,
               help="inventory YAML file: read the switches online (read-only)")
 @click.option("--switch", "switch", default=None, help="with -i: only this switch (its name in the inventory)")
-@click.option("--driver", default=None, help="offline: the switch OS of --config (ios, eos, junos, procurve, netmiko_cli)")
+@click.option("--driver", default=None,
+              help="offline: the switch OS of --config (ios, eos, junos, procurve, netmiko_cli)")
 @click.option("--config", "config_file", default=None, help="offline: a saved running config (as the device prints it)")
 @click.option("--json", "as_json", is_flag=True,
               help="print one JSON object (with several switches online: {switch: object})")

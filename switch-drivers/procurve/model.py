@@ -69,7 +69,11 @@ def port_key(port: str) -> tuple[int, int, str, int]:
 
 
 def canonical(port: str) -> str:
-    """``trk1`` → ``Trk1``, ``a1`` → ``A1`` (the spelling ProCurve prints). Raises ValueError as :func:`port_key`."""
+    """``trk1`` → ``Trk1``, ``a1`` → ``A1`` (the spelling ProCurve prints).
+
+    Raises:
+        ValueError: as :func:`port_key`.
+    """
     trk, stack, module, num = port_key(port)
     if trk:
         return f"Trk{num}"
