@@ -68,12 +68,13 @@ def online(inventory_path: str, switch: str | None = None, progress: Progress = 
         progress: called with one line per step.
 
     Returns:
-        ``{switch name: SwitchModel}`` in inventory order.
+        ``{switch name: SwitchModel}`` in inventory order (switches are read in parallel, like ``plan``).
 
     Raises:
         InputError: bad inventory, an unknown ``--switch``, a secret that cannot be read.
         DeviceError: a switch cannot be reached or read, or its running config does not parse.
     """
+    from harmless import fleet
     from harmless.inventory import load_inventory
     from harmless.orchestrator import connect
 
@@ -82,24 +83,30 @@ def online(inventory_path: str, switch: str | None = None, progress: Progress = 
     if switch is not None and switch not in names:
         raise InputError(f"{inventory_path}: switches", f"no switch named {switch!r}",
                          f"use one of {', '.join(names)}")
-    out: dict[str, SwitchModel] = {}
-    for i, sw in enumerate(inv.switches):
-        if switch is not None and sw.name != switch:
-            continue
-        where = f"{inventory_path}: switches[{i}]"
+    chosen = [sw for sw in inv.switches if switch is None or sw.name == switch]
+    where = {sw.name: f"{inventory_path}: switches[{i}]" for i, sw in enumerate(inv.switches)}
+    # every secret reference is resolved before any device is contacted (like plan)
+    passwords = {sw.name: sw.password(where[sw.name]) for sw in chosen}
+
+    def read(sw) -> SwitchModel:
         progress(f"reading {sw.name} ({sw.driver}) at {sw.host}:{sw.port}")
-        drv = connect(sw, where)
+        drv = connect(sw, where[sw.name], passwords[sw.name])
         try:
-            out[sw.name] = drv.port_model()
+            return drv.port_model()
         except NotImplementedError:
-            raise InputError(f"{where}.driver", f"driver {sw.driver} has no port model in this version",
+            raise InputError(f"{where[sw.name]}.driver", f"driver {sw.driver} has no port model in this version",
                              "update harmless") from None
         except ValueError as e:
-            raise DeviceError(f"{where}", f"the running config of {sw.name} does not parse ({e})",
+            raise DeviceError(where[sw.name], f"the running config of {sw.name} does not parse ({e})",
                               "report it with the running config attached (remove secrets first)") from None
         finally:
             drv.close()
-    return out
+
+    outcomes = fleet.run_per_switch(chosen, read, name="harmless-ports")
+    for o in outcomes.values():                    # the first failure, in inventory order
+        if not o.ok:
+            raise o.error
+    return {n: o.value for n, o in outcomes.items()}
 
 
 def vid_ranges(vids) -> str:

@@ -133,3 +133,9 @@ def test_harmless_ports_online_reads_the_device(procurve, tmp_path):
     assert parse_model("procurve", saved.read_text()).to_json_dict() == got
     off = CliRunner().invoke(main, ["ports", "--driver", "procurve", "--config", str(saved), "--json"], env={})
     assert off.exit_code == 0 and json.loads(off.stdout) == got
+    two = yaml.safe_load(inv.read_text())
+    two["switches"].append(dict(two["switches"][0], name="sw2b"))
+    inv.write_text(yaml.safe_dump(two))
+    both = CliRunner().invoke(main, ["ports", "-i", str(inv), "--json"], env={})
+    assert both.exit_code == 0, both.stderr
+    assert json.loads(both.stdout) == {"sw2": got, "sw2b": got}                 # several switches: {name: object}
