@@ -93,7 +93,13 @@ def parse_curly_inactive(text: str) -> tuple[list[Path], list[Path]]:
     Raises:
         ValueError: as :func:`parse_curly`.
     """
-    inactive_paths: list[Path] = []
+    ordered = _curly_ordered(text)
+    return [p for p, off in ordered if not off], [p for p, off in ordered if off]
+
+
+def _curly_ordered(text: str) -> list[tuple[Path, bool]]:
+    """Curly text → ``[(path, inactive), ...]`` in document order."""
+    ordered: list[tuple[Path, bool]] = []
     stack: list[list[str]] = []
     inactive_depth: list[bool] = []
     words: list[str] = []
@@ -127,7 +133,7 @@ def parse_curly_inactive(text: str) -> tuple[list[Path], list[Path]]:
             if not stack:
                 raise ValueError(f"line {line}: unbalanced '}}'")
             if empty_block.pop():
-                (inactive_paths if inactive_depth[-1] else paths).append(tuple(w for part in stack for w in part))
+                ordered.append((tuple(w for part in stack for w in part), inactive_depth[-1]))
             stack.pop()
             inactive_depth.pop()
             if empty_block:
@@ -142,17 +148,16 @@ def parse_curly_inactive(text: str) -> tuple[list[Path], list[Path]]:
             prefix = tuple(w for part in stack for w in part)
             lists = [w for w in words if isinstance(w, tuple)]
             plain = tuple(w for w in words if not isinstance(w, tuple))
-            target = inactive_paths if skip else paths
             if lists:
-                target.extend(prefix + plain + (item,) for item in lists[0][1])
+                ordered.extend((prefix + plain + (item,), skip) for item in lists[0][1])
             else:
-                target.append(prefix + plain)
+                ordered.append((prefix + plain, skip))
             words = []
         else:
             words.append(_unquote(tok))
     if in_list is not None or words or stack:
         raise ValueError(f"line {line}: configuration ends inside a statement or block")
-    return paths, inactive_paths
+    return ordered
 
 
 def parse_set(text: str) -> list[tuple[str, Path]]:
@@ -235,9 +240,19 @@ def parse_config(text: str) -> tuple[list[Path], list[Path]]:
     Raises:
         ValueError: the text does not parse (message has the line number).
     """
+    ordered = parse_config_ordered(text)
+    return [p for p, off in ordered if not off], [p for p, off in ordered if off]
+
+
+def parse_config_ordered(text: str) -> list[tuple[Path, bool]]:
+    """Like :func:`parse_config`, as one list in document order: ``[(path, inactive), ...]``.
+
+    Raises:
+        ValueError: the text does not parse (message has the line number).
+    """
     first = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")), "")
     if not re.match(r"(set|delete|deactivate|activate|protect|unprotect)\s", first):
-        return parse_curly_inactive(text)
+        return _curly_ordered(text)
     paths: list[Path] = []
     seen: set[Path] = set()
     off: list[Path] = []
@@ -253,8 +268,4 @@ def parse_config(text: str) -> tuple[list[Path], list[Path]]:
             off.append(p)
         else:
             off = [q for q in off if q != p]
-
-    def inactive(q: Path) -> bool:
-        return any(q[:len(o)] == o for o in off)
-
-    return [q for q in paths if not inactive(q)], [q for q in paths if inactive(q)]
+    return [(q, any(q[:len(o)] == o for o in off)) for q in paths]

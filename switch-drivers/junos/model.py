@@ -50,7 +50,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from harmless.switch_drivers.junos.conf import Path, display_set, parse_config
+from harmless.switch_drivers.junos.conf import Path, display_set, parse_config_ordered
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 
 #: interfaces that are not switch ports (loopback, routed VLAN interfaces, tunnels) and containers under ``interfaces``
@@ -140,20 +140,23 @@ def parse_model(config_text: str, show: dict[str, str] | None = None) -> SwitchM
             names the line.
     """
     del show
-    active, inactive = parse_config(config_text)
-    if not active and not inactive:
+    ordered = parse_config_ordered(config_text)
+    if not ordered:
         raise ValueError("no Junos configuration statements found")
-    if not any(p[0] in ("interfaces", "vlans", "system", "version", "protocols") for p in active + inactive):
+    if not any(p[0] in ("interfaces", "vlans", "system", "version", "protocols") for p, _off in ordered):
         raise ValueError("no 'interfaces', 'vlans', 'system' or 'protocols' statements: not a Junos configuration")
-    return model_from_paths(active, inactive)
+    return model_from_paths(ordered)
 
 
-def model_from_paths(active: list[Path], inactive: list[Path]) -> SwitchModel:
-    """The model of parsed set paths (:func:`conf.parse_config`); any paths, even none (an empty model).
+def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
+    """The model of parsed set paths in document order, ``[(path, inactive), ...]``
+    (:func:`conf.parse_config_ordered`); any paths, even none (an empty model).
 
     Raises:
         ValueError: an ``interface-range`` member wildcard that cannot be expanded.
     """
+    active = [p for p, off in ordered if not off]
+    inactive = [p for p, off in ordered if off]
     # ---------------------------------------------------------------- VLANs: name -> VIDs
     vlan_vids: dict[str, set[int]] = {}
     vlan_names: dict[int, str] = {}
@@ -249,9 +252,16 @@ def model_from_paths(active: list[Path], inactive: list[Path]) -> SwitchModel:
         else:
             pt.unparsed.append(_line(p))
 
+    for p, off in ordered:                               # ports in document order, inactive ones included
+        if p[0] == "interfaces" and len(p) >= 2 and not NOT_PORTS.match(p[1]):
+            port(p[1])
+        elif not off and p[:2] == ("interfaces", "interface-range") and len(p) >= 5 \
+                and p[3] in ("member", "member-range"):
+            for m in ranges.get(p[2], []):
+                port(m)
     range_stmts: dict[str, list[Path]] = {}
     explicit: list[tuple[_Port, Path]] = []
-    for p in active:                                     # ports in document order
+    for p in active:
         if p[0] != "interfaces" or len(p) < 2:
             continue
         if p[1] == "interface-range" and len(p) >= 4:

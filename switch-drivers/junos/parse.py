@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from harmless.switch_drivers.base import PortVlanState
-from harmless.switch_drivers.junos.conf import Path, parse_config
+from harmless.switch_drivers.junos.conf import Path, parse_config, parse_config_ordered
 from harmless.switch_drivers.junos.model import model_from_paths
 
 #: non-ELS EX platforms (original ethernet-switching syntax, ``port-mode``); others run ELS (``interface-mode``)
@@ -36,7 +36,7 @@ def parse_vlans(text: str) -> dict[int, str]:
     Raises:
         ValueError: the configuration text does not parse.
     """
-    out = dict(model_from_paths(*parse_config(text)).vlan_names)
+    out = dict(model_from_paths(parse_config_ordered(text)).vlan_names)
     out.setdefault(1, "default")
     return out
 
@@ -67,7 +67,7 @@ def parse_port_states(text: str) -> dict[str, PortVlanState]:
         ValueError: the configuration text does not parse.
     """
     result = {}
-    for p in model_from_paths(*parse_config(text)).ports:
+    for p in model_from_paths(parse_config_ordered(text)).ports:
         if p.mode == "trunk":
             result[p.interface] = PortVlanState(
                 name=p.interface, mode="trunk", native_vid=p.native_vid,
