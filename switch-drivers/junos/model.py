@@ -42,15 +42,17 @@ documentation):
   every VID a port uses; ``vlan_names``: VID → VLAN name. ``vtp_mode``: None (Junos has no VTP);
   ``stp_mode``: ``rstp``/``mstp``/``vstp``/``stp`` from ``protocols``; ``stp_instance_limit``: None (not known).
 
-Not modelled (left in ``unparsed``): apply-groups (their content is not merged), Q-in-Q units, ``family bridge``
+Configuration groups are applied first (:func:`inherit_groups`: ``apply-groups``, ``<ge-*>`` wildcards), like
+``show configuration | display inheritance``. Not modelled (left in ``unparsed``): Q-in-Q units, ``family bridge``
 options beyond ``interface-mode``/``vlan-id``/``vlan-id-list``.
 """
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import re
 
-from harmless.switch_drivers.junos.conf import Path, display_set, parse_config_ordered
+from harmless.switch_drivers.junos.conf import SINGLE_VALUED, Path, display_set, parse_config_ordered
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 
 #: interfaces that are not switch ports (loopback, routed VLAN interfaces, tunnels) and containers under ``interfaces``
@@ -62,6 +64,8 @@ LAG_NAME = re.compile(r"^(ae|reth)\d+$")
 _L3_FAMILIES = {"inet", "inet6", "iso", "mpls"}
 _L2_FAMILIES = {"ethernet-switching", "bridge"}
 _STP = ("mstp", "vstp", "rstp", "stp")
+#: statements whose value the configuration's own statement replaces rather than adds to (group inheritance)
+_VALUED = SINGLE_VALUED | {"members", "vlan-id-list"}
 
 
 def _expand_wildcard(name: str) -> list[str]:
@@ -88,6 +92,64 @@ def _expand_member_range(lo: str, hi: str) -> list[str]:
     if not a or not b or a.group(1) != b.group(1) or int(a.group(2)) > int(b.group(2)):
         return [lo, hi]
     return [f"{a.group(1)}{n}" for n in range(int(a.group(2)), int(b.group(2)) + 1)]
+
+
+def inherit_groups(ordered: list[tuple[Path, bool]]) -> list[tuple[Path, bool]]:
+    """Configuration groups applied, as ``show configuration | display inheritance`` shows them.
+
+    ``apply-groups G`` at the top applies every statement of ``groups G``; an interface's own ``apply-groups G``
+    applies ``G``'s ``interfaces`` statements to it. Interface names in a group may be wildcards (``<ge-*>``,
+    ``<*>``, shell-style like Junos) and match only interfaces the configuration names itself. Inherited
+    statements come before the configuration's own ones; a statement with a value the configuration sets itself
+    (``description``, ``interface-mode``, ``vlan members``, ...) is not inherited.
+    ``apply-groups-except`` on an interface is honoured; groups named by a variable (``"${node}"``, SRX
+    clusters) and wildcards outside ``interfaces`` are not applied.
+
+    Returns:
+        The paths without ``groups`` / ``apply-groups`` statements, inherited ones (active) first.
+    """
+    active = [p for p, off in ordered if not off]
+    groups: dict[str, list[Path]] = {}
+    for p in active:
+        if p[0] == "groups" and len(p) >= 3:
+            groups.setdefault(p[1], []).append(p[2:])
+    rest = [(p, off) for p, off in ordered if p[0] not in ("groups", "apply-groups")
+            and not (p[0] == "interfaces" and len(p) >= 3 and p[2] in ("apply-groups", "apply-groups-except"))]
+    if not groups:
+        return rest
+    top = [p[1] for p in active if len(p) == 2 and p[0] == "apply-groups"]
+    own: dict[str, list[str]] = {}
+    except_: dict[str, set[str]] = {}
+    for p in active:
+        if p[0] == "interfaces" and len(p) == 4 and p[2] == "apply-groups":
+            own.setdefault(p[1], []).append(p[3])
+        elif p[0] == "interfaces" and len(p) == 4 and p[2] == "apply-groups-except":
+            except_.setdefault(p[1], set()).add(p[3])
+    names = list(dict.fromkeys(p[1] for p in active if p[0] == "interfaces" and len(p) >= 2
+                               and not NOT_PORTS.match(p[1])))
+
+    def matches(name: str, pattern: str) -> bool:
+        if pattern.startswith("<") and pattern.endswith(">"):
+            return fnmatch.fnmatchcase(name, pattern[1:-1])
+        return name == pattern
+
+    inherited: list[Path] = []
+    for g in top:
+        for q in groups.get(g, []):
+            if q[0] == "interfaces" and len(q) >= 2:
+                inherited += [("interfaces", n) + q[2:] for n in names
+                              if matches(n, q[1]) and g not in except_.get(n, set())]
+            elif not any(w.startswith("<") for w in q):
+                inherited.append(q)
+    for n, gs in own.items():
+        for g in gs:
+            inherited += [("interfaces", n) + q[2:] for q in groups.get(g, [])
+                          if q[0] == "interfaces" and len(q) >= 2 and matches(n, q[1])]
+    existing = {p for p, _off in rest}
+    # a value the configuration sets itself is not inherited (``description``, ``interface-mode``, ``members``)
+    valued = {p[:-1] for p in existing if len(p) >= 2 and p[-2] in _VALUED}
+    return [(p, False) for p in dict.fromkeys(inherited)
+            if p not in existing and not (len(p) >= 2 and p[-2] in _VALUED and p[:-1] in valued)] + rest
 
 
 def _vid_words(value: str) -> set[int]:
@@ -155,6 +217,8 @@ def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
     Raises:
         ValueError: an ``interface-range`` member wildcard that cannot be expanded.
     """
+    document = ordered
+    ordered = inherit_groups(ordered)
     active = [p for p, off in ordered if not off]
     inactive = [p for p, off in ordered if off]
     # ---------------------------------------------------------------- VLANs: name -> VIDs
@@ -252,7 +316,7 @@ def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
         else:
             pt.unparsed.append(_line(p))
 
-    for p, off in ordered:                               # ports in document order, inactive ones included
+    for p, off in document:                              # ports in document order, inactive ones included
         if p[0] == "interfaces" and len(p) >= 2 and not NOT_PORTS.match(p[1]):
             port(p[1])
         elif not off and p[:2] == ("interfaces", "interface-range") and len(p) >= 5 \
@@ -416,4 +480,4 @@ def _info(q: _Port, resolve, used: set[int]) -> PortInfo:
                     unparsed=tuple(dict.fromkeys(unparsed)))
 
 
-__all__ = ["model_from_paths", "parse_model"]
+__all__ = ["inherit_groups", "model_from_paths", "parse_model"]

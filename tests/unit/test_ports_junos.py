@@ -127,3 +127,24 @@ def test_mclag_peer_link_marks_the_ae_and_its_members():
 def test_not_a_junos_configuration(text):
     with pytest.raises(ValueError):
         parse_model(text)
+
+
+def test_apply_groups_wildcards_own_values_win_and_except():
+    text = ("set groups ACC interfaces <ge-*> unit 0 family ethernet-switching vlan members 10\n"
+            "set groups ACC interfaces <ge-*> description \"from group\"\n"
+            "set groups UP interfaces <*> unit 0 family ethernet-switching interface-mode trunk\n"
+            "set apply-groups ACC\n"
+            "set interfaces ge-0/0/1 disable\n"
+            "set interfaces ge-0/0/2 unit 0 family ethernet-switching vlan members 20\n"
+            "set interfaces ge-0/0/2 description own\n"
+            "set interfaces ge-0/0/3 apply-groups-except ACC\n"
+            "set interfaces ge-0/0/3 unit 0 family inet address 192.0.2.1/30\n"
+            "set interfaces xe-0/1/0 apply-groups UP\n"
+            "set interfaces xe-0/1/0 unit 0 family ethernet-switching vlan members 10\n")
+    ports = _ports(text)
+    assert list(ports) == ["ge-0/0/1", "ge-0/0/2", "ge-0/0/3", "xe-0/1/0"]
+    assert (ports["ge-0/0/1"].access_vid, ports["ge-0/0/1"].description, ports["ge-0/0/1"].shutdown) == \
+        (10, "from group", True)
+    assert (ports["ge-0/0/2"].access_vid, ports["ge-0/0/2"].description) == (20, "own")
+    assert ports["ge-0/0/3"].mode == "routed" and not ports["ge-0/0/3"].unparsed
+    assert (ports["xe-0/1/0"].mode, ports["xe-0/1/0"].allowed_vids) == ("trunk", (10,))
