@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -331,6 +332,53 @@ def watch(interval, once, as_json):
 
 
 # ----------------------------------------------------------------------------- lab
+@main.command()
+@click.option("-i", "--inventory", type=click.Path(dir_okay=False), default=None,
+              help="inventory YAML file: read the switches online (read-only)")
+@click.option("--switch", "switch", default=None, help="with -i: only this switch (its name in the inventory)")
+@click.option("--driver", default=None,
+              help="offline: the switch OS of --config (ios, eos, junos, procurve, netmiko_cli)")
+@click.option("--config", "config_file", default=None, help="offline: a saved running config (as the device prints it)")
+@click.option("--json", "as_json", is_flag=True,
+              help="print one JSON object (with several switches online: {switch: object})")
+@handle_errors
+def ports(inventory, switch, driver, config_file, as_json):
+    """Show what every port of a switch is now: mode, access/native VID, allowed VIDs, LAG, voice VLAN, 802.1X,
+    port security, shutdown, and the lines the model does not understand ("unparsed"). Changes nothing.
+
+    \b
+    Online:  harmless ports -i inv.yaml [--switch sw1] [--json]
+    Offline: harmless ports --driver junos --config sw1.conf [--json]
+
+    The JSON object is {"vtp_mode", "vlans": [every VID defined or used], "stp_mode", "ports": [{"interface",
+    "mode": access|trunk|routed|dot1q-tunnel|dynamic|unknown, "access_vid", "native_vid", "allowed_vids",
+    "lag", "is_lag", "mlag_peer_link", "voice_vid", "dot1x", "port_security", "shutdown", "management",
+    "description", "unparsed": [lines]}]}; see docs/ports.md for how each OS's defaults are applied.
+    """
+    from harmless import ports as ports_mod
+    from harmless.errors import InputError
+    if inventory and (driver or config_file):
+        raise InputError("harmless ports", "-i and --driver/--config are exclusive",
+                         "read online with -i inv.yaml, or offline with --driver D --config FILE")
+    if not inventory and not (driver and config_file):
+        raise InputError("harmless ports", "nothing to read",
+                         "give -i inv.yaml (online) or both --driver D and --config FILE (offline)")
+    if switch and not inventory:
+        raise InputError("harmless ports", "--switch needs -i", "add -i inv.yaml or drop --switch")
+    if inventory:
+        models = ports_mod.online(inventory, switch, _progress(as_json))
+    else:
+        models = {Path(config_file).name: ports_mod.offline(driver, config_file)}
+    if as_json:
+        if len(models) == 1:
+            click.echo(json.dumps(next(iter(models.values())).to_json_dict()))
+        else:
+            click.echo(json.dumps({n: m.to_json_dict() for n, m in models.items()}))
+        return
+    for name, model in models.items():
+        out.print(ports_mod.table(name, model))
+
+
 @main.group()
 def lab():
     """The built-in lab: an emulated Cisco IOS switch (SSH on loopback) with hosts in network namespaces."""

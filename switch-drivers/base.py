@@ -197,6 +197,23 @@ class SwitchDriver(abc.ABC):
     def rollback(self) -> None:
         """Undo the last commit."""
 
+    #: driver whose port model reads this device's config syntax (:func:`..models.parse_model`); None: ``name``
+    port_model_syntax: str | None = None
+
+    def port_model(self):
+        """What every port is now: the :class:`~.portmodel.SwitchModel` of the running config. Read-only.
+
+        The default parses :meth:`running_config` with :func:`..models.parse_model`; drivers whose model also
+        needs ``show`` output (VTP status, port-channel summary) override this to pass it.
+
+        Raises:
+            DeviceError: the device cannot be read.
+            NotImplementedError: the driver has no port model.
+            ValueError: the running config does not parse (message says where).
+        """
+        from harmless.switch_drivers.models import parse_model
+        return parse_model(self.port_model_syntax or self.name, self.running_config())
+
     def link_states(self) -> dict[str, str]:
         """Operational state per interface: ``{name: "up" | "down" | "admin-down"}``."""
         raise NotImplementedError

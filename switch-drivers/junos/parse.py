@@ -8,52 +8,37 @@ or ``port-mode`` (non-ELS), default ``access``. VLAN members may be names, VIDs,
 ``all``; non-ELS configs may also list ports under ``vlans NAME interface IF.0``. An access port without
 members is in the default VLAN (VID 1). A trunk's native VLAN is ``native-vlan-id`` (ELS: on the interface;
 non-ELS: under the family, a name or VID); without one the trunk has no untagged VLAN (``native_vid`` None).
-Not modelled: ``interface-range``, apply-groups, QinQ units.
+``interface-range`` members, ``vlan-id-list`` VLANs and ``inactive:`` statements are handled by the port model
+(:mod:`.model`), from which the port states here are derived. Not modelled: apply-groups, QinQ units.
 """
 from __future__ import annotations
 
 import re
 
 from harmless.switch_drivers.base import PortVlanState
-from harmless.switch_drivers.junos.conf import Path, parse_curly, parse_set
+from harmless.switch_drivers.junos.conf import Path, parse_config, parse_config_ordered
+from harmless.switch_drivers.junos.model import model_from_paths
 
-_ESW = ("unit", "0", "family", "ethernet-switching")
 #: non-ELS EX platforms (original ethernet-switching syntax, ``port-mode``); others run ELS (``interface-mode``)
 LEGACY_MODELS = re.compile(r"^EX(2200|3200|3300|4200|4500|4550|6200|8200)", re.I)
 
 
 def config_paths(text: str) -> list[Path]:
-    """Set paths of a configuration given as curly text or as ``set`` commands (detected)."""
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")), "")
-    if first.startswith("set "):
-        return [p for op, p in parse_set(text) if op == "set"]
-    return parse_curly(text)
+    """Active set paths of a configuration given as curly text or as ``set`` commands (detected; see
+    :func:`conf.parse_config`: ``inactive:``/``deactivate`` statements are left out)."""
+    return parse_config(text)[0]
 
 
 def parse_vlans(text: str) -> dict[int, str]:
-    """``{vid: name}`` for every ``vlans NAME vlan-id VID`` (ELS's implicit ``default`` VLAN is VID 1).
+    """``{vid: name}`` for every VID of ``vlans NAME vlan-id VID`` / ``vlan-id-list`` / ``vlan-range`` (ELS's
+    implicit ``default`` VLAN is VID 1). Derived from the port model (:mod:`.model`).
 
     Raises:
         ValueError: the configuration text does not parse.
     """
-    out = {}
-    for p in config_paths(text):
-        if len(p) == 4 and p[0] == "vlans" and p[2] == "vlan-id" and p[3].isdigit():
-            out[int(p[3])] = p[1]
+    out = dict(model_from_paths(parse_config_ordered(text)).vlan_names)
     out.setdefault(1, "default")
     return out
-
-
-def _vids(member: str, by_name: dict[str, int]) -> set[int] | None:
-    """One ``members`` value → VIDs (None = all)."""
-    if member == "all":
-        return None
-    if member in by_name:
-        return {by_name[member]}
-    if m := re.fullmatch(r"(\d+)(?:-(\d+))?", member):
-        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
-        return set(range(lo, hi + 1))
-    return set()                                     # unknown VLAN name: the device would refuse the commit
 
 
 def detect_syntax(text: str, model: str = "") -> str:
@@ -72,50 +57,25 @@ def detect_syntax(text: str, model: str = "") -> str:
 
 
 def parse_port_states(text: str) -> dict[str, PortVlanState]:
-    """``{interface: PortVlanState}`` for every layer-2 port of the configuration (see the module doc).
+    """``{interface: PortVlanState}`` for every layer-2 (access or trunk) port of the configuration.
+
+    Derived from the port model (:func:`.model.model_from_paths`), so the driver and ``harmless ports`` read a
+    configuration the same way: an access port without members is in the default VLAN (VID 1), a trunk's
+    ``members all`` is ``allowed_vids=None``, a trunk without ``native-vlan-id`` has ``native_vid=None``.
 
     Raises:
         ValueError: the configuration text does not parse.
     """
-    paths = config_paths(text)
-    by_name = {v: k for k, v in parse_vlans(text).items()}
-    ports: dict[str, dict] = {}
-    disabled: set[str] = set()
-    native_if: dict[str, str] = {}
-    for p in paths:
-        if len(p) >= 3 and p[0] == "interfaces":
-            name, rest = p[1], p[2:]
-            if rest == ("disable",):
-                disabled.add(name)
-            elif len(rest) == 2 and rest[0] == "native-vlan-id":
-                native_if[name] = rest[1]
-            elif rest[:4] == _ESW:
-                d = ports.setdefault(name, {"mode": "access", "members": [], "native": None})
-                tail = rest[4:]
-                if len(tail) == 2 and tail[0] in ("interface-mode", "port-mode"):
-                    d["mode"] = tail[1]
-                elif len(tail) == 3 and tail[:2] == ("vlan", "members"):
-                    d["members"].append(tail[2])
-                elif len(tail) == 2 and tail[0] == "native-vlan-id":
-                    d["native"] = tail[1]
-        elif len(p) == 4 and p[0] == "vlans" and p[2] == "interface":   # non-ELS: VLAN-side membership
-            ifname = p[3].split(".")[0]
-            ports.setdefault(ifname, {"mode": "access", "members": [], "native": None})["members"].append(p[1])
     result = {}
-    for name, d in ports.items():
-        vids: set[int] | None = set()
-        for m in d["members"]:
-            v = _vids(m, by_name)
-            vids = None if v is None or vids is None else vids | v
-        if d["mode"] == "trunk":
-            native = d["native"] or native_if.get(name)
-            nvid = None if native is None else next(iter(sorted(_vids(native, by_name) or {1})), None)
-            result[name] = PortVlanState(name=name, mode="trunk", native_vid=nvid,
-                                         allowed_vids=None if vids is None else tuple(sorted(vids)),
-                                         shutdown=name in disabled)
-        else:
-            access = min(vids) if vids else 1
-            result[name] = PortVlanState(name=name, mode="access", access_vid=access, shutdown=name in disabled)
+    for p in model_from_paths(parse_config_ordered(text)).ports:
+        if p.mode == "trunk":
+            result[p.interface] = PortVlanState(
+                name=p.interface, mode="trunk", native_vid=p.native_vid,
+                allowed_vids=None if p.allowed_vids == "all" else p.allowed_vids, shutdown=p.shutdown)
+        elif p.mode == "access":
+            result[p.interface] = PortVlanState(name=p.interface, mode="access",
+                                                access_vid=p.access_vid if p.access_vid is not None else 1,
+                                                shutdown=p.shutdown)
     return result
 
 

@@ -52,6 +52,8 @@ class NetmikoCliDriver(SwitchDriver):
             self.dialect: Dialect = get_dialect(device_type)
         except KeyError as exc:
             raise DeviceError(self.where, str(exc.args[0]), "use a supported device_type or another driver") from None
+        if device_type == "hp_procurve":          # the port model reads ProCurve syntax, not IOS
+            self.port_model_syntax = "procurve"
         self._conn: Any = None
         self._candidate: str | None = None
         self._before_commit: str | None = None

@@ -4,7 +4,8 @@ ProCurve configuration is VLAN-centric (``vlan 107`` / ``untagged 7`` / ``tagged
 port-centric ``switchport`` lines.
 
 - :mod:`.driver`: :class:`~.driver.ProcurveDriver` (the netmiko line-wise workflow of ``..netmiko_cli``).
-- :mod:`.parse`: running config → VLAN table and per-port state (ttp), port-list syntax (pure).
+- :mod:`.parse`: running config → VLAN table and per-port state, port-list syntax (pure).
+- :mod:`.model`: the per-port model (``harmless ports``) and the block parser both build on (pure).
 - :mod:`.render` + ``templates/harmless.j2``: the tagging config (pure).
 - :mod:`.dialect`: VLAN-semantic diff and line-wise restore (pure).
 

@@ -1,7 +1,9 @@
-"""ProCurve / Aruba-OS switch running config → VLANs and per-port state (pure; ttp).
+"""ProCurve / Aruba-OS switch running config → VLANs and per-port state (pure).
 
-ProCurve ports are numbers (``7``) or module-letter + number (``A1``); port lists look like ``1-6,8,A1-A4``.
-A port is untagged in at most one VLAN and tagged in any number of VLANs.
+ProCurve ports are numbers (``7``), module-letter + number (``A1``), stack member + port (``1/A1``, ``1/7``) or
+trunks (``Trk1``); port lists look like ``1-6,8,A1-A4,Trk1``. A port is untagged in at most one VLAN and tagged in
+any number of VLANs. The syntax is read by :mod:`.model` (one block parser for the driver and the port model; it
+also reads configs pasted without indentation, which the earlier ttp template could not).
 """
 from __future__ import annotations
 
@@ -9,59 +11,28 @@ import re
 from dataclasses import dataclass
 
 from harmless.switch_drivers.base import PortVlanState
-
-_TTP = """
-<group name="hostname">
-hostname "{{ hostname | ORPHRASE }}"
-</group>
-<group name="vlans">
-vlan {{ vid | to_int }}
-   name "{{ name | ORPHRASE }}"
-   untagged {{ untagged }}
-   tagged {{ tagged }}
-   no untagged {{ no_untagged }}
-   exit {{ _end_ }}
-</group>
-"""
-_PORT = re.compile(r"^([A-Z]?)(\d+)$")
+from harmless.switch_drivers.procurve.model import format_port_list, parse_blocks, parse_port_list, port_key
 
 
-def _port_key(port: str) -> tuple[str, int]:
-    m = _PORT.match(port)
-    if not m:
-        raise ValueError(f"bad ProCurve port {port!r} (e.g. 7 or A1)")
-    return m.group(1), int(m.group(2))
+
+def _port_key(port: str) -> tuple[int, int, str, int]:
+    """Validation and sort key of one port name (see :func:`.model.port_key`). Raises ValueError."""
+    return port_key(port)
 
 
 def parse_ports(text: str) -> tuple[str, ...]:
-    """``"1-3,7,A1-A2"`` → ``("1", "2", "3", "7", "A1", "A2")`` (sorted, distinct).
+    """``"1-3,7,A1-A2,1/A1-1/A2,Trk1"`` → ``("1", "2", "3", "7", "A1", "A2", "1/A1", "1/A2", "Trk1")`` (sorted,
+    distinct; see :func:`.model.parse_port_list`).
 
     Raises:
-        ValueError: malformed item or a range across modules / reversed.
+        ValueError: malformed item or a range across stack members / modules / reversed.
     """
-    out: set[str] = set()
-    for item in (text or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        lo, sep, hi = item.partition("-")
-        (mlo, nlo), (mhi, nhi) = _port_key(lo), _port_key(hi if sep else lo)
-        if mlo != mhi or nlo > nhi:
-            raise ValueError(f"bad ProCurve port range {item!r}")
-        out.update(f"{mlo}{n}" for n in range(nlo, nhi + 1))
-    return tuple(sorted(out, key=_port_key))
+    return parse_port_list(text)
 
 
 def format_ports(ports) -> str:
     """Ports in ProCurve list syntax, runs of two or more as ``a-b`` (``["1","2","7"]`` → ``"1-2,7"``)."""
-    keys = sorted({_port_key(p) for p in ports})
-    runs: list[list[tuple[str, int]]] = []
-    for k in keys:
-        if runs and runs[-1][-1][0] == k[0] and runs[-1][-1][1] + 1 == k[1]:
-            runs[-1].append(k)
-        else:
-            runs.append([k])
-    return ",".join(f"{r[0][0]}{r[0][1]}" + (f"-{r[-1][0]}{r[-1][1]}" if len(r) > 1 else "") for r in runs)
+    return format_port_list(ports)
 
 
 @dataclass(frozen=True)
@@ -75,27 +46,32 @@ class Vlan:
 
 
 def parse_config(text: str) -> tuple[str, dict[int, Vlan]]:
-    """``(hostname, {vid: Vlan})`` from ``show running-config`` (ttp template above).
+    """``(hostname, {vid: Vlan})`` from ``show running-config``, indented or pasted without indentation (the
+    block parser of :func:`.model.parse_blocks`, which the port model uses too).
 
     Raises:
-        ValueError: a malformed port list.
+        ValueError: a malformed port list (message names the line).
     """
-    from ttp import ttp
-
-    parser = ttp(data=text, template=_TTP)
-    parser.parse()
-    res = parser.result()[0][0] if parser.result() and parser.result()[0] else {}
-    host = res.get("hostname", {})
-    if isinstance(host, list):
-        host = host[0] if host else {}
-    groups = res.get("vlans", [])
-    if isinstance(groups, dict):
-        groups = [groups]
-    vlans = {}
-    for g in groups:
-        vid = int(g["vid"])
-        vlans[vid] = Vlan(vid, g.get("name", ""), parse_ports(g.get("untagged", "")), parse_ports(g.get("tagged", "")))
-    return host.get("hostname", ""), vlans
+    host = ""
+    vlans: dict[int, Vlan] = {}
+    for b in parse_blocks(text):
+        if not b.head and (m := re.fullmatch(r'hostname (.+)', b.lines[0])):
+            host = m.group(1).strip().strip('"')
+        elif m := re.fullmatch(r"vlan (\d+)", b.head):
+            name, untagged, tagged = "", [], []
+            for ln in b.lines:
+                if nm := re.fullmatch(r"name (.+)", ln):
+                    name = nm.group(1).strip().strip('"')
+                elif pm := re.fullmatch(r"(untagged|tagged) (\S+)", ln):
+                    try:
+                        ports = parse_ports(pm.group(2))
+                    except ValueError as e:
+                        raise ValueError(f"line {b.line_no}: {e}") from None
+                    (untagged if pm.group(1) == "untagged" else tagged).extend(ports)
+            vid = int(m.group(1))
+            vlans[vid] = Vlan(vid, name, tuple(sorted(set(untagged), key=port_key)),
+                              tuple(sorted(set(tagged), key=port_key)))
+    return host, vlans
 
 
 def port_states(text: str) -> dict[str, PortVlanState]:
@@ -110,7 +86,7 @@ def port_states(text: str) -> dict[str, PortVlanState]:
         for p in v.tagged:
             tagged.setdefault(p, set()).add(v.vid)
     out = {}
-    for p in sorted(set(untagged) | set(tagged), key=_port_key):
+    for p in sorted(set(untagged) | set(tagged), key=port_key):
         if p in tagged:
             allowed = set(tagged[p]) | ({untagged[p]} if p in untagged else set())
             out[p] = PortVlanState(p, "trunk", native_vid=untagged.get(p), allowed_vids=tuple(sorted(allowed)))

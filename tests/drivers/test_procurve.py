@@ -98,3 +98,44 @@ def test_refused_line_leaves_the_original(rejecting_procurve):
         msg = refused_apply(drv, ACCESS, TRUNKS)
         assert "untagged 8" in msg and "Invalid input" in msg
         assert PASSWORD not in msg
+
+
+def test_harmless_ports_online_reads_the_device(procurve, tmp_path):
+    """``harmless ports -i`` logs in over SSH (netmiko), reads the running config and prints its port model;
+    the same text saved and read offline gives the same object."""
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from harmless.cli import main
+    from harmless.switch_drivers.models import parse_model
+
+    pw = tmp_path / "pw"
+    pw.write_text(PASSWORD + "\n")
+    pw.chmod(0o600)
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump({"switches": [{
+        "name": "sw2", "driver": "procurve", "host": "127.0.0.1", "port": procurve, "username": "manager",
+        "password_file": str(pw), "trunks": [{"switch_port": "25", "server_interface": "lo"}],
+        "access_ports": ["7"]}]}))
+    r = CliRunner().invoke(main, ["ports", "-i", str(inv), "--json"], env={})
+    assert r.exit_code == 0, r.stderr
+    got = json.loads(r.stdout)
+    ports = {p["interface"]: p for p in got["ports"]}
+    assert (ports["7"]["mode"], ports["7"]["access_vid"]) == ("access", 100)
+    assert (ports["25"]["mode"], ports["25"]["allowed_vids"]) == ("trunk", [105])
+    assert {100, 105} <= set(got["vlans"])
+    assert PASSWORD not in r.stdout + r.stderr
+    with _drv(procurve) as drv:
+        saved = tmp_path / "running.cfg"
+        saved.write_text(drv.running_config())
+    assert parse_model("procurve", saved.read_text()).to_json_dict() == got
+    off = CliRunner().invoke(main, ["ports", "--driver", "procurve", "--config", str(saved), "--json"], env={})
+    assert off.exit_code == 0 and json.loads(off.stdout) == got
+    two = yaml.safe_load(inv.read_text())
+    two["switches"].append(dict(two["switches"][0], name="sw2b"))
+    inv.write_text(yaml.safe_dump(two))
+    both = CliRunner().invoke(main, ["ports", "-i", str(inv), "--json"], env={})
+    assert both.exit_code == 0, both.stderr
+    assert json.loads(both.stdout) == {"sw2": got, "sw2b": got}                 # several switches: {name: object}

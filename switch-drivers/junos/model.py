@@ -1,0 +1,483 @@
+"""The per-port model (:class:`~harmless.switch_drivers.portmodel.SwitchModel`) of a Junos configuration (pure).
+
+Input: the configuration as curly text (``show configuration``, what NAPALM ``get_config`` returns) or as ``set``
+commands (``show configuration | display set``), parsed into set paths by :mod:`.conf` (which also keeps the
+``inactive:`` / ``deactivate`` statements apart). Both VLAN syntaxes are read: ELS (``vlans X { vlan-id N; }``,
+``interface-mode access|trunk``, ``native-vlan-id`` on the interface) and the original non-ELS one (``port-mode``,
+``native-vlan-id`` under the family, ``vlans X interface IF.0`` memberships, ``ethernet-switching-options``).
+
+How each field is filled (Junos semantics; sources: Juniper's EX/QFX "Configuring VLANs" and "interface-range"
+documentation):
+
+- ``interfaces``: every interface under ``interfaces`` (``interface-range`` members expanded: ``member
+  ge-0/0/[1-4]``, ``member-range ge-0/0/10 to ge-0/0/15``; the range's statements apply to each member), plus
+  ports only named in a non-ELS ``vlans X interface IF.0``. Not ports: ``lo0``, ``irb``, ``vlan`` (routed VLAN
+  interfaces, listed as VLANs) and the ``interface-range``/``interface-set``/``traceoptions`` containers.
+- ``mode``: a unit with ``family ethernet-switching`` (or MX ``family bridge``) or a VLAN-side membership → a
+  layer-2 port: ``interface-mode``/``port-mode`` ``access`` (the default) or ``trunk`` (any other value, e.g.
+  ``tagged-access``, is ``unknown`` with the line in ``unparsed``); else a unit with ``family inet``/``inet6``/
+  ``iso``/``mpls`` → ``routed``; else ``unknown`` (e.g. an ``ae`` member, whose VLANs are on the ``ae``).
+- ``access_vid``: the lowest VID of the ``vlan members`` (names resolved to IDs, also ``vlan-id-list`` VLANs),
+  VID 1 (the ``default`` VLAN) without members; ``native_vid``: ``native-vlan-id`` (ELS on the interface,
+  non-ELS under the family, a VID or a name), None when unset (Junos then drops untagged frames on a trunk);
+  ``allowed_vids``: the trunk's members, ``"all"`` for ``members all``.
+- ``lag``: ``ether-options``/``gigether-options 802.3ad aeN`` (or ``redundant-parent rethN`` on SRX clusters);
+  ``is_lag``: ``aeN``/``rethN``. ``mlag_peer_link``: the MC-LAG inter-chassis link named by ``multi-chassis
+  multi-chassis-protection ADDR interface aeN`` and its members.
+- ``voice_vid``: ``switch-options voip interface X vlan V`` (ELS) / ``ethernet-switching-options voip ...``
+  (non-ELS); ``interface access-ports`` means every access port.
+- ``dot1x``: ``protocols dot1x authenticator interface X`` (also MAC RADIUS / captive portal under it; ``interface
+  all`` means every access port: Junos authenticates on access ports only).
+- ``port_security``: a MAC limit or sticky MACs: ``switch-options interface X interface-mac-limit`` /
+  ``persistent-learning`` (ELS, also under ``vlans V switch-options``), ``ethernet-switching-options
+  secure-access-port interface X mac-limit``/``allowed-mac``/``persistent-learning`` (non-ELS, ``interface all``
+  means every access port).
+- ``shutdown``: ``disable`` on the interface; ``management``: ``fxp0``/``em0``/``em1``/``me0``/``vme``.
+- ``unparsed``: every statement on the port the model does not interpret, as a ``set`` line (``storm-control``,
+  ``mtu``, LACP options, ``protocols rstp interface X edge``, ``poe interface X``, ...: any statement elsewhere that
+  names the port or its range), and every ``inactive:`` statement on it as ``inactive: set ...`` (Junos ignores
+  them, but a later ``set`` under a deactivated interface stays inactive). Non-ELS ``storm-control interface all``
+  is listed on every layer-2 port.
+- ``vlans``: every VID of ``vlans``/``bridge-domains`` (``vlan-id``, ``vlan-id-list``, non-ELS ``vlan-range``) and
+  every VID a port uses; ``vlan_names``: VID → VLAN name. ``vtp_mode``: None (Junos has no VTP);
+  ``stp_mode``: ``rstp``/``mstp``/``vstp``/``stp`` from ``protocols``; ``stp_instance_limit``: None (not known).
+
+Configuration groups are applied first (:func:`inherit_groups`: ``apply-groups``, ``<ge-*>`` wildcards), like
+``show configuration | display inheritance``. Not modelled (left in ``unparsed``): Q-in-Q units, ``family bridge``
+options beyond ``interface-mode``/``vlan-id``/``vlan-id-list``.
+"""
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import re
+
+from harmless.switch_drivers.junos.conf import SINGLE_VALUED, Path, display_set, parse_config_ordered
+from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
+
+#: interfaces that are not switch ports (loopback, routed VLAN interfaces, tunnels) and containers under ``interfaces``
+NOT_PORTS = re.compile(r"^(lo\d+|irb|vlan|st\d+|dsc|(gr|ip|lt|vt)-\S+|interface-range|interface-set|traceoptions|"
+                       r"apply-groups(-except)?)$")
+#: management interfaces (SRX/MX ``fxp0``, QFX/EX ELS ``em0``/``em1``, EX ``me0``, virtual chassis ``vme``)
+MANAGEMENT = re.compile(r"^(fxp\d+|em\d+|me\d+|vme)$")
+LAG_NAME = re.compile(r"^(ae|reth)\d+$")
+_L3_FAMILIES = {"inet", "inet6", "iso", "mpls"}
+_L2_FAMILIES = {"ethernet-switching", "bridge"}
+_STP = ("mstp", "vstp", "rstp", "stp")
+#: statements whose value the configuration's own statement replaces rather than adds to (group inheritance)
+_VALUED = SINGLE_VALUED | {"members", "vlan-id-list"}
+
+
+def _expand_wildcard(name: str) -> list[str]:
+    """``ge-0/0/[1-4]`` → ``[ge-0/0/1, ..., ge-0/0/4]`` (each ``[a-b,c]`` group expanded; no group: ``[name]``)."""
+    parts = re.split(r"(\[[^\]]*\])", name)
+    choices = []
+    for part in parts:
+        if part.startswith("[") and part.endswith("]"):
+            vals: list[str] = []
+            for item in part[1:-1].split(","):
+                lo, _, hi = item.strip().partition("-")
+                if not lo.isdigit() or (hi and not hi.isdigit()):
+                    raise ValueError(f"interface-range member {name!r}: cannot expand {part!r}")
+                vals += [str(n) for n in range(int(lo), int(hi or lo) + 1)]
+            choices.append(vals)
+        else:
+            choices.append([part])
+    return ["".join(c) for c in itertools.product(*choices)]
+
+
+def _expand_member_range(lo: str, hi: str) -> list[str]:
+    """``member-range ge-0/0/10 to ge-0/0/15`` → the six names (same type, FPC and PIC; else just the ends)."""
+    a, b = re.fullmatch(r"(.*\D)(\d+)", lo), re.fullmatch(r"(.*\D)(\d+)", hi)
+    if not a or not b or a.group(1) != b.group(1) or int(a.group(2)) > int(b.group(2)):
+        return [lo, hi]
+    return [f"{a.group(1)}{n}" for n in range(int(a.group(2)), int(b.group(2)) + 1)]
+
+
+def inherit_groups(ordered: list[tuple[Path, bool]]) -> list[tuple[Path, bool]]:
+    """Configuration groups applied, as ``show configuration | display inheritance`` shows them.
+
+    ``apply-groups G`` at the top applies every statement of ``groups G``; an interface's own ``apply-groups G``
+    applies ``G``'s ``interfaces`` statements to it. Interface names in a group may be wildcards (``<ge-*>``,
+    ``<*>``, shell-style like Junos) and match only interfaces the configuration names itself. Inherited
+    statements come before the configuration's own ones; a statement with a value the configuration sets itself
+    (``description``, ``interface-mode``, ``vlan members``, ...) is not inherited.
+    ``apply-groups-except`` on an interface is honoured; groups named by a variable (``"${node}"``, SRX
+    clusters) and wildcards outside ``interfaces`` are not applied.
+
+    Returns:
+        The paths without ``groups`` / ``apply-groups`` statements, inherited ones (active) first.
+    """
+    active = [p for p, off in ordered if not off]
+    groups: dict[str, list[Path]] = {}
+    for p in active:
+        if p[0] == "groups" and len(p) >= 3:
+            groups.setdefault(p[1], []).append(p[2:])
+    rest = [(p, off) for p, off in ordered if p[0] not in ("groups", "apply-groups")
+            and not (p[0] == "interfaces" and len(p) >= 3 and p[2] in ("apply-groups", "apply-groups-except"))]
+    if not groups:
+        return rest
+    top = [p[1] for p in active if len(p) == 2 and p[0] == "apply-groups"]
+    own: dict[str, list[str]] = {}
+    except_: dict[str, set[str]] = {}
+    for p in active:
+        if p[0] == "interfaces" and len(p) == 4 and p[2] == "apply-groups":
+            own.setdefault(p[1], []).append(p[3])
+        elif p[0] == "interfaces" and len(p) == 4 and p[2] == "apply-groups-except":
+            except_.setdefault(p[1], set()).add(p[3])
+    names = list(dict.fromkeys(p[1] for p in active if p[0] == "interfaces" and len(p) >= 2
+                               and not NOT_PORTS.match(p[1])))
+
+    def matches(name: str, pattern: str) -> bool:
+        if pattern.startswith("<") and pattern.endswith(">"):
+            return fnmatch.fnmatchcase(name, pattern[1:-1])
+        return name == pattern
+
+    inherited: list[Path] = []
+    for g in top:
+        for q in groups.get(g, []):
+            if q[0] == "interfaces" and len(q) >= 2:
+                inherited += [("interfaces", n) + q[2:] for n in names
+                              if matches(n, q[1]) and g not in except_.get(n, set())]
+            elif not any(w.startswith("<") for w in q):
+                inherited.append(q)
+    for n, gs in own.items():
+        for g in gs:
+            inherited += [("interfaces", n) + q[2:] for q in groups.get(g, [])
+                          if q[0] == "interfaces" and len(q) >= 2 and matches(n, q[1])]
+    existing = {p for p, _off in rest}
+    # a value the configuration sets itself is not inherited (``description``, ``interface-mode``, ``members``)
+    valued = {p[:-1] for p in existing if len(p) >= 2 and p[-2] in _VALUED}
+    return [(p, False) for p in dict.fromkeys(inherited)
+            if p not in existing and not (len(p) >= 2 and p[-2] in _VALUED and p[:-1] in valued)] + rest
+
+
+def _vid_words(value: str) -> set[int]:
+    """``"100"`` / ``"100-110"`` → VIDs (empty set for anything else)."""
+    m = re.fullmatch(r"(\d+)(?:-(\d+))?", value)
+    if not m:
+        return set()
+    lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+    return {v for v in range(lo, hi + 1) if 1 <= v <= 4094}
+
+
+class _Port:
+    """What the parser collects for one interface before it becomes a :class:`PortInfo`."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.l2 = False
+        self.l3 = False
+        self.mode_word: str | None = None
+        self.members: list[str] = []
+        self.native: str | None = None
+        self.bridge_vids: list[str] = []
+        self.lag: str | None = None
+        self.mlag = False
+        self.voice: str | None = None
+        self.dot1x = False
+        self.port_security = False
+        self.shutdown = False
+        self.description: str | None = None
+        self.routed_only: list[Path] = []   # understood only if the port is routed (vlan-tagging, unit vlan-id)
+        self.unparsed: list[str] = []
+
+
+def _line(p: Path) -> str:
+    return display_set([p]).strip()
+
+
+def parse_model(config_text: str, show: dict[str, str] | None = None) -> SwitchModel:
+    """The :class:`SwitchModel` of a Junos configuration (see the module doc for every field).
+
+    Args:
+        config_text: ``show configuration`` text or ``| display set`` commands.
+        show: not used (the configuration holds everything the model needs on Junos).
+
+    Returns:
+        The model; ports in configuration order.
+
+    Raises:
+        ValueError: the text is not a Junos configuration (does not parse, or has no statements); the message
+            names the line.
+    """
+    del show
+    ordered = parse_config_ordered(config_text)
+    if not ordered:
+        raise ValueError("no Junos configuration statements found")
+    if not any(p[0] in ("interfaces", "vlans", "system", "version", "protocols") for p, _off in ordered):
+        raise ValueError("no 'interfaces', 'vlans', 'system' or 'protocols' statements: not a Junos configuration")
+    return model_from_paths(ordered)
+
+
+def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
+    """The model of parsed set paths in document order, ``[(path, inactive), ...]``
+    (:func:`conf.parse_config_ordered`); any paths, even none (an empty model).
+
+    Raises:
+        ValueError: an ``interface-range`` member wildcard that cannot be expanded.
+    """
+    document = ordered
+    ordered = inherit_groups(ordered)
+    active = [p for p, off in ordered if not off]
+    inactive = [p for p, off in ordered if off]
+    # ---------------------------------------------------------------- VLANs: name -> VIDs
+    vlan_vids: dict[str, set[int]] = {}
+    vlan_names: dict[int, str] = {}
+    for p in active:
+        if p[0] in ("vlans", "bridge-domains") and len(p) >= 4 and p[2] in ("vlan-id", "vlan-id-list", "vlan-range"):
+            vids = _vid_words(p[3])
+            vlan_vids.setdefault(p[1], set()).update(vids)
+            for v in sorted(vids):
+                vlan_names.setdefault(v, p[1])
+        elif p[0] in ("vlans", "bridge-domains") and len(p) >= 2:
+            vlan_vids.setdefault(p[1], set())
+
+    def resolve(member: str) -> set[int] | None:
+        """A VLAN name or VID (range) → VIDs; None for ``all``; empty set when unknown."""
+        if member == "all":
+            return None
+        if member in vlan_vids:
+            return set(vlan_vids[member])
+        return _vid_words(member)
+
+    # ---------------------------------------------------------------- interface ranges
+    ranges: dict[str, list[str]] = {}
+    for p in active:
+        if p[:2] == ("interfaces", "interface-range") and len(p) >= 5:
+            members = ranges.setdefault(p[2], [])
+            if p[3] == "member":
+                members += [m for m in _expand_wildcard(p[4]) if m not in members]
+            elif p[3] == "member-range" and len(p) == 7 and p[5] == "to":
+                members += [m for m in _expand_member_range(p[4], p[6]) if m not in members]
+
+    ports: dict[str, _Port] = {}
+
+    def port(name: str) -> _Port:
+        if name not in ports:
+            ports[name] = _Port(name)
+        return ports[name]
+
+    def targets(word: str) -> list[str]:
+        """An interface word of a statement (``ge-0/0/1``, ``ge-0/0/1.0``, a range name) → port names."""
+        if word in ranges:
+            return ranges[word]
+        base = word.split(".")[0]
+        return [base] if base in ports else []
+
+    # ---------------------------------------------------------------- statements under interfaces
+    def on_interface(pt: _Port, rest: Path, p: Path) -> None:
+        if rest == ("disable",):
+            pt.shutdown = True
+        elif len(rest) == 2 and rest[0] == "description":
+            pt.description = rest[1]
+        elif len(rest) == 2 and rest[0] == "native-vlan-id":
+            pt.native = rest[1]
+        elif len(rest) == 3 and rest[0] in ("ether-options", "gigether-options") and rest[1] == "802.3ad" \
+                and LAG_NAME.match(rest[2]):
+            pt.lag = rest[2]
+        elif len(rest) == 3 and rest[:2] == ("gigether-options", "redundant-parent") and LAG_NAME.match(rest[2]):
+            pt.lag = rest[2]
+        elif rest in (("vlan-tagging",), ("flexible-vlan-tagging",)):
+            pt.routed_only.append(p)
+        elif len(rest) >= 2 and rest[0] == "unit":
+            u = rest[2:]
+            if not u:
+                return
+            if len(u) == 2 and u[0] == "vlan-id":
+                pt.routed_only.append(p)
+            elif len(u) >= 2 and u[0] == "family" and u[1] in _L2_FAMILIES:
+                pt.l2 = True
+                on_l2(pt, u[2:], p)
+            elif len(u) >= 2 and u[0] == "family" and u[1] in _L3_FAMILIES:
+                pt.l3 = True
+                if not (len(u) == 2 or (len(u) == 4 and u[2] == "address")):
+                    pt.unparsed.append(_line(p))
+            else:
+                pt.unparsed.append(_line(p))
+        else:
+            pt.unparsed.append(_line(p))
+
+    def on_l2(pt: _Port, t: Path, p: Path) -> None:
+        if not t:
+            return
+        if len(t) == 2 and t[0] in ("interface-mode", "port-mode"):
+            pt.mode_word = t[1]
+            if t[1] not in ("access", "trunk"):
+                pt.unparsed.append(_line(p))
+        elif len(t) == 3 and t[:2] == ("vlan", "members"):
+            pt.members.append(t[2])
+            if not resolve(t[2]) and t[2] != "all":
+                pt.unparsed.append(_line(p))           # a VLAN name the configuration does not define
+        elif len(t) == 2 and t[0] == "native-vlan-id":
+            pt.native = t[1]
+        elif len(t) == 2 and t[0] in ("vlan-id", "vlan-id-list"):   # MX family bridge
+            pt.bridge_vids.append(t[1])
+        else:
+            pt.unparsed.append(_line(p))
+
+    for p, off in document:                              # ports in document order, inactive ones included
+        if p[0] == "interfaces" and len(p) >= 2 and not NOT_PORTS.match(p[1]):
+            port(p[1])
+        elif not off and p[:2] == ("interfaces", "interface-range") and len(p) >= 5 \
+                and p[3] in ("member", "member-range"):
+            for m in ranges.get(p[2], []):
+                port(m)
+    range_stmts: dict[str, list[Path]] = {}
+    explicit: list[tuple[_Port, Path]] = []
+    for p in active:
+        if p[0] != "interfaces" or len(p) < 2:
+            continue
+        if p[1] == "interface-range" and len(p) >= 4:
+            if p[3] in ("member", "member-range"):
+                for m in ranges.get(p[2], []):
+                    port(m)
+            else:
+                range_stmts.setdefault(p[2], []).append(p)
+            continue
+        if NOT_PORTS.match(p[1]):
+            continue
+        pt = port(p[1])
+        if len(p) > 2:
+            explicit.append((pt, p))
+    for rname, stmts in range_stmts.items():             # range first: the interface's own statements win
+        for m in ranges.get(rname, []):
+            for p in stmts:
+                on_interface(port(m), p[3:], p)
+    for pt, p in explicit:
+        on_interface(pt, p[2:], p)
+    for p in inactive:                                   # shown, never applied
+        if p[0] == "interfaces" and len(p) >= 2:
+            names = ranges.get(p[2], []) if p[1] == "interface-range" and len(p) >= 3 else \
+                [] if NOT_PORTS.match(p[1]) else [p[1]]
+            for name in names:
+                port(name).unparsed.append("inactive: " + _line(p))
+
+    # ---------------------------------------------------------------- VLAN-side memberships (non-ELS, also ELS)
+    for p in active:
+        if p[0] == "vlans" and len(p) >= 4 and p[2] == "interface":
+            name = p[3].split(".")[0]
+            if NOT_PORTS.match(name):
+                continue
+            pt = port(name)
+            pt.l2 = True
+            pt.members.append(p[1])
+            if len(p) > 4:
+                pt.unparsed.append(_line(p))
+
+    # ---------------------------------------------------------------- statements elsewhere that name ports
+    def is_access(pt: _Port) -> bool:
+        return pt.l2 and (pt.mode_word or "access") == "access"
+
+    def l2_ports() -> list[_Port]:
+        return [q for q in ports.values() if q.l2]
+
+    for p in active:
+        if p[0] in ("interfaces", "vlans", "bridge-domains") and not (p[0] == "vlans" and "switch-options" in p):
+            continue
+        words = p
+        # 802.1X
+        if p[:4] == ("protocols", "dot1x", "authenticator", "interface") and len(p) >= 5:
+            hit = [q for q in ports.values() if is_access(q)] if p[4] == "all" else [ports[n] for n in targets(p[4])]
+            for q in hit:
+                q.dot1x = True
+            continue
+        # voice VLAN
+        if len(p) >= 5 and p[0] in ("switch-options", "ethernet-switching-options") and p[1:3] == ("voip", "interface"):
+            hit = [q for q in ports.values() if is_access(q)] if p[3] in ("access-ports", "all") else \
+                [ports[n] for n in targets(p[3])]
+            for q in hit:
+                if len(p) == 6 and p[4] == "vlan":
+                    q.voice = p[5]
+            continue
+        # MAC limits / sticky MACs
+        sec = None
+        if len(p) >= 4 and p[0] == "switch-options" and p[1] == "interface":
+            sec = (p[2], p[3])
+        elif len(p) >= 6 and p[0] == "vlans" and p[2:4] == ("switch-options", "interface"):
+            sec = (p[4], p[5])
+        elif len(p) >= 5 and p[:3] == ("ethernet-switching-options", "secure-access-port", "interface"):
+            sec = (p[3], p[4])
+        if sec:
+            hit = [q for q in ports.values() if is_access(q)] if sec[0] == "all" else \
+                [ports[n] for n in targets(sec[0])]
+            for q in hit:
+                if sec[1] in ("interface-mac-limit", "mac-limit", "allowed-mac", "persistent-learning"):
+                    q.port_security = True
+                else:
+                    q.unparsed.append(_line(p))
+            continue
+        # MC-LAG inter-chassis link
+        if p[:2] == ("multi-chassis", "multi-chassis-protection") and len(p) >= 5 and p[3] == "interface":
+            for n in targets(p[4]):
+                ports[n].mlag = True
+            continue
+        # non-ELS storm control on every port
+        if p[:4] == ("ethernet-switching-options", "storm-control", "interface", "all"):
+            for q in l2_ports():
+                q.unparsed.append(_line(p))
+            continue
+        named = {n for w in words[1:] for n in targets(w)}
+        for n in sorted(named, key=list(ports).index):
+            ports[n].unparsed.append(_line(p))
+
+    # ---------------------------------------------------------------- LAG members inherit the MC-LAG peer-link mark
+    for q in ports.values():
+        if q.lag and q.lag in ports and ports[q.lag].mlag:
+            q.mlag = True
+
+    # ---------------------------------------------------------------- PortInfo
+    stp = next((w for w in _STP if any(p[:2] == ("protocols", w) and p[2:] != ("disable",) for p in active)), None)
+    used: set[int] = set()
+    infos = []
+    for q in ports.values():
+        infos.append(_info(q, resolve, used))
+    vids = {v for s in vlan_vids.values() for v in s} | used
+    return SwitchModel(vtp_mode=None, vlans=tuple(sorted(vids)), ports=tuple(infos), stp_mode=stp,
+                       stp_instance_limit=None, vlan_names=vlan_names)
+
+
+def _info(q: _Port, resolve, used: set[int]) -> PortInfo:
+    """One collected interface → :class:`PortInfo`; adds the VIDs it uses to ``used``."""
+    access = native = voice = None
+    allowed: tuple[int, ...] | str | None = None
+    unparsed = list(q.unparsed)
+    if q.l2:
+        mode = q.mode_word or "access"
+        mode = mode if mode in ("access", "trunk") else "unknown"
+        members: set[int] | None = set()
+        for m in q.members + q.bridge_vids:
+            v = resolve(m)
+            members = None if v is None or members is None else members | v
+        if mode == "access":
+            if q.members or q.bridge_vids:
+                access = min(members) if members else None
+            else:
+                access = 1                                # the default VLAN
+        elif mode == "trunk":
+            allowed = "all" if members is None else tuple(sorted(members))
+            if q.native is not None:
+                nv = resolve(q.native)
+                native = min(nv) if nv else None
+        unparsed += [_line(p) for p in q.routed_only]
+    elif q.l3:
+        mode = "routed"
+    else:
+        mode = "unknown"
+        unparsed += [_line(p) for p in q.routed_only]
+    if q.voice is not None:
+        vv = resolve(q.voice)
+        voice = min(vv) if vv else None
+    for v in (access, native, voice):
+        if v is not None:
+            used.add(v)
+    if isinstance(allowed, tuple):
+        used.update(allowed)
+    return PortInfo(interface=q.name, mode=mode, access_vid=access, native_vid=native, allowed_vids=allowed,
+                    lag=q.lag, is_lag=bool(LAG_NAME.match(q.name)), mlag_peer_link=q.mlag, voice_vid=voice,
+                    dot1x=q.dot1x, port_security=q.port_security, shutdown=q.shutdown,
+                    management=bool(MANAGEMENT.match(q.name)), description=q.description,
+                    unparsed=tuple(dict.fromkeys(unparsed)))
+
+
+__all__ = ["inherit_groups", "model_from_paths", "parse_model"]
