@@ -199,7 +199,7 @@ def test_repr_and_redaction_hide_password():
     assert "S3cret" not in repr(drv)
     assert drv._redact("auth Sup3r-S3cret failed, enable En4ble-S3cret") == "auth *** failed, enable ***"
     assert drv._napalm_optional_args()["secret"] == "En4ble-S3cret"
-    assert IosDriver("h", 22, "u", "pw")._napalm_optional_args() == {"port": 22, "secret": "pw"}
+    assert IosDriver("h", 22, "u", "pw")._napalm_optional_args() == {"port": 22, "secret": "pw", "read_timeout_override": 60}
 
 
 # ----------------------------------------------------------------------------- lab: switch config -> OVS
