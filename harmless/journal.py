@@ -17,10 +17,11 @@ Signals (:func:`interruptible`): SIGINT/SIGTERM only set a flag; the current dev
 finishes, and the next *forward* record raises :class:`Interrupted` so the caller rolls back. Rollback records never
 raise. A second signal prints that the rollback is being finished.
 
-Fault injection for tests (never set in production): ``HARMLESS_FAULT_AT=<step>[#<n>]`` (the n-th record of that
-step, default 1) with ``HARMLESS_FAULT_SIGNAL=KILL|INT|TERM`` sends the signal to this process right after the
-record is on disk (before its side effect), and/or ``HARMLESS_FAULT_EXEC=<shell command>`` runs a command there
-(e.g. fill the disk, kill ovs-vswitchd).
+Fault injection for tests (never set in production): ``HARMLESS_FAULT_AT=<step>[#<n>][:<SIG>][,...]`` (the n-th
+record of that step, default 1) sends SIG (or ``HARMLESS_FAULT_SIGNAL``: KILL, INT, TERM) to this process right
+after the record is on disk (before its side effect), and ``HARMLESS_FAULT_EXEC=<shell command>`` runs a command
+there first (e.g. fill the disk, kill ovs-vswitchd). Several comma-separated points may be given (e.g. a SIGINT that
+starts a rollback and a SIGKILL in the middle of it).
 """
 from __future__ import annotations
 
@@ -223,17 +224,19 @@ def is_finished(recs: list[dict] | None) -> bool:
 
 # ----------------------------------------------------------------------------- test-only fault injection
 def _fault_hook(step: str, n: int) -> None:
-    at = os.environ.get("HARMLESS_FAULT_AT")
-    if not at:
+    spec = os.environ.get("HARMLESS_FAULT_AT")
+    if not spec:
         return
-    want, _, k = at.partition("#")
-    if want != step or n != int(k or 1):
-        return
-    cmd = os.environ.get("HARMLESS_FAULT_EXEC")
-    if cmd:
-        subprocess.run(cmd, shell=True, check=False)
-    sig = os.environ.get("HARMLESS_FAULT_SIGNAL")
-    if sig:
-        os.kill(os.getpid(), getattr(signal, f"SIG{sig.upper()}"))
-        if sig.upper() in ("INT", "TERM"):
-            time.sleep(0.05)   # let the handler run in the main thread before the side effect
+    for item in spec.split(","):
+        where, _, sig = item.partition(":")
+        want, _, k = where.partition("#")
+        if want != step or n != int(k or 1):
+            continue
+        cmd = os.environ.get("HARMLESS_FAULT_EXEC")
+        if cmd:
+            subprocess.run(cmd, shell=True, check=False)
+        sig = (sig or os.environ.get("HARMLESS_FAULT_SIGNAL") or "").upper()
+        if sig:
+            os.kill(os.getpid(), getattr(signal, f"SIG{sig}"))
+            if sig in ("INT", "TERM"):
+                time.sleep(0.05)   # let the handler run in the main thread before the side effect

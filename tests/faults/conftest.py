@@ -116,48 +116,74 @@ def _mount_tmpfs(path: Path, size: str) -> None:
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)], check=True)
 
 
-@pytest.fixture(scope="module")
-def flab(tmp_path_factory):
+EXTRA_EOS = """\
+vlan 200
+   name voice
+interface Ethernet20
+   description printer room 2.14
+   switchport access vlan 101
+interface Ethernet24
+   description uplink to core-sw2 Et48
+   switchport mode trunk
+   switchport trunk native vlan 101
+   switchport trunk allowed vlan 100,101,200
+"""
+
+
+def _fault_lab(tmp_path_factory, vendor: str, extra: str, must_have: str):
     require_root_ovs()
     if importlib.util.find_spec("fake_switches") is None:
         pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
-    name = "f" + uuid.uuid4().hex[:5]
+    name = vendor[0] + uuid.uuid4().hex[:5]
     base = tmp_path_factory.mktemp("faults")
     labdir, state = base / "lab", base / "state"
     old = os.environ.get("HARMLESS_STATE_DIR")
-    os.environ["HARMLESS_STATE_DIR"] = str(labdir)
-    ctl = None
     mounted = False
+
+    def env_state(d):
+        os.environ["HARMLESS_STATE_DIR"] = str(d)
+
+    env_state(labdir)
     try:
-        info = lab.lab_up(lab.LabSpec(name=name, ssh_port=free_port(), hosts=(7, 8, 10),
-                                      server_netns=f"hl-{name}-srv", extra_config=EXTRA_IOS))
+        info = lab.lab_up(lab.LabSpec(name=name, ssh_port=free_port(), hosts=(7, 8, 10), vendor=vendor,
+                                      server_netns=f"hl-{name}-srv", extra_config=extra))
         _mount_tmpfs(state, "48m")
         mounted = True
         inv = lab.inventory(info, [])
-        inv["switches"][0]["access_ports"] = ["FastEthernet0/7", "FastEthernet0/8", "FastEthernet0/10"]
+        inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in (7, 8, 10)]
         p = base / "inventory.yaml"
         p.write_text(yaml.safe_dump(inv, sort_keys=False))
         fl = FaultLab(info, p, state)
         fl.original = fl.running_config()
-        assert "switchport trunk allowed vlan 100,101,200,201" in fl.original, fl.original
+        assert must_have in fl.original, fl.original
         yield fl
     finally:
         env = {**os.environ, "HARMLESS_STATE_DIR": str(state)}
-        subprocess.run([sys.executable, "-m", "harmless.cli", "down"], env=env, capture_output=True, timeout=300)
-        for pidf in (state / "ovs").rglob("*.pid") if mounted else ():
-            try:
-                os.kill(int(pidf.read_text().strip()), signal.SIGKILL)
-            except (ValueError, OSError):
-                pass
-        if old is None:
-            os.environ.pop("HARMLESS_STATE_DIR", None)
-        else:
-            os.environ["HARMLESS_STATE_DIR"] = old
-        os.environ["HARMLESS_STATE_DIR"] = str(labdir)
+        if mounted:
+            subprocess.run([sys.executable, "-m", "harmless.cli", "down"], env=env, capture_output=True, timeout=300)
+            for pidf in (state / "ovs").rglob("*.pid"):
+                try:
+                    os.kill(int(pidf.read_text().strip()), signal.SIGKILL)
+                except (ValueError, OSError):
+                    pass
+        env_state(labdir)
         lab.lab_down(name)
+        subprocess.run(["ip", "netns", "del", f"hl-{name}-srv"], capture_output=True)
         if old is None:
             os.environ.pop("HARMLESS_STATE_DIR", None)
         else:
             os.environ["HARMLESS_STATE_DIR"] = old
         if mounted:
             subprocess.run(["umount", "-l", str(state)], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def flab(tmp_path_factory):
+    """The emulated IOS switch (2960) with EXTRA_IOS."""
+    yield from _fault_lab(tmp_path_factory, "ios", EXTRA_IOS, "switchport trunk allowed vlan 100,101,200,201")
+
+
+@pytest.fixture(scope="module")
+def flab_eos(tmp_path_factory):
+    """The emulated Arista EOS switch (eAPI) with EXTRA_EOS."""
+    yield from _fault_lab(tmp_path_factory, "eos", EXTRA_EOS, "switchport trunk allowed vlan 100,101,200")
