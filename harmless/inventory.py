@@ -291,6 +291,7 @@ _FIXES = {
     "missing": "add this field (see README, Inventory reference)",
     "extra_forbidden": "remove it or check its spelling (see README, Inventory reference)",
     "literal_error": "use one of the listed values",
+    "string_type": "quote the value ('...') so that YAML reads it as text",
 }
 
 
@@ -545,7 +546,7 @@ def _check(inv: Inventory, src: str) -> None:
             raise InputError(f"{w}.host", problem, fix)
         dev = (_host_key(sw.host), sw.port)
         if dev in devices:
-            raise InputError(f"{w}.host", f"{sw.host}:{sw.port} is the same device as switches[{devices[dev]}]",
+            raise InputError(f"{w}.host", f"{sw.host} port {sw.port} is the same device as switches[{devices[dev]}]",
                              "list each switch once (one entry per device, all its ports in it)")
         devices[dev] = i
         if sw.dpid in dpids:
@@ -590,13 +591,43 @@ def _check(inv: Inventory, src: str) -> None:
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """PyYAML's safe loader (libyaml when present) used for inventories; :func:`_load_yaml` adds the bounds."""
+    """PyYAML's safe loader (libyaml when present) used for inventories; :func:`_load_yaml` adds the bounds, and
+    implicit dates/integers that Python cannot build (``2024-13-45``, 5000 digits) become errors with their line."""
 
 
-def _yaml_error(e: Exception, src: str) -> InputError:
+class _BadValue(yaml.constructor.ConstructorError):
+    """A scalar YAML resolved to a type (date, integer) whose value Python refuses."""
+
+
+def _guarded(construct):
+    def build(loader, node):
+        try:
+            return construct(loader, node)
+        except (ValueError, OverflowError) as e:
+            what = {"int": "an integer", "float": "a number"}.get(node.tag.rsplit(":", 1)[-1], "a date")
+            raise _BadValue(None, None, f"{node.value[:40]!r} cannot be read as {what} ({str(e)[:80]})",
+                            node.start_mark) from None
+    return build
+
+
+for _tag in ("timestamp", "int", "float"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}",
+                            _guarded(getattr(yaml.constructor.SafeConstructor, f"construct_yaml_{_tag}")))
+
+
+def _yaml_error(e: Exception, src: str, text: str) -> InputError:
+    """One line for a PyYAML error: file, line, what (PyYAML's own messages span lines)."""
+    if isinstance(e, yaml.reader.ReaderError):
+        line = text[:e.position].count("\n") + 1
+        char = e.character if isinstance(e.character, int) else ord(e.character)
+        return InputError(f"{src} line {line}", f"control character #x{char:04x} is not allowed in YAML",
+                          "remove it (save the file as plain UTF-8 text)")
     mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
     line = f" line {mark.line + 1}" if mark else ""
-    return InputError(f"{src}{line}", f"not valid YAML ({getattr(e, 'problem', None) or e})", "fix the YAML syntax")
+    problem = " ".join(str(getattr(e, "problem", None) or e).split())
+    if isinstance(e, _BadValue):
+        return InputError(f"{src}{line}", problem, "quote the value ('...') so that YAML reads it as text")
+    return InputError(f"{src}{line}", f"not valid YAML ({problem})", "fix the YAML syntax")
 
 
 def _path(parts: list) -> str:
@@ -715,7 +746,7 @@ def _load_yaml(text: str, src: str):
         finally:
             loader.dispose()
     except yaml.YAMLError as e:
-        raise _yaml_error(e, src) from None
+        raise _yaml_error(e, src, text) from None
     except (ValueError, TypeError, OverflowError) as e:       # e.g. a timestamp like 2024-13-45
         raise InputError(src, f"a value cannot be read ({e})", "quote it to make it a string") from None
 

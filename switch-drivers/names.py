@@ -283,7 +283,10 @@ def interface_problem(driver: str, name: str) -> str | None:
         return "is empty"
     c = canonical_interface(driver, s)
     if driver == "junos":
-        if _JUNOS_AE.match(c) or (_JUNOS_PORT.match(c) and _JUNOS_PORT.match(c).group(1) in JUNOS_PORT_TYPES):
+        port = _JUNOS_PORT.match(c)
+        if (port and port.group(6)) or ((ae := _JUNOS_AE.match(c)) and ae.group(2)):
+            return f"{s!r} is a logical unit, not a switch port (unit 0 is the port itself)"
+        if _JUNOS_AE.match(c) or (port and port.group(1) in JUNOS_PORT_TYPES):
             return None
         if c.split(".")[0] in LOGICAL_TYPES["junos"] or c.split(".")[0] in ("irb", "vlan"):
             return f"{s!r} is a logical or management interface, not a switch port"
@@ -307,4 +310,6 @@ def interface_problem(driver: str, name: str) -> str | None:
         return None                     # a type this table does not know: the device's interface list decides
     if full in LOGICAL_TYPES.get(driver, LOGICAL_TYPES["ios"]):
         return f"{s!r} is a logical or management interface, not a switch port"
+    if "." in m.group(2):
+        return f"{s!r} is a subinterface, not a switch port"
     return None
