@@ -640,18 +640,23 @@ def _path(parts: list) -> str:
 def _scan(text: str, src: str) -> None:
     """Walk the YAML event stream (no objects built) and refuse more than :data:`MAX_YAML_DEPTH` levels or
     :data:`MAX_YAML_NODES` nodes, before the recursive composer sees the document. Raises InputError."""
-    stack: list[list] = []              # per open collection: [is_mapping, key or index, expecting a key]
+    stack: list[list] = []      # per open collection: [is_mapping, current key or index, expecting a key, is a key]
     nodes = 0
 
     def where() -> str:
         return _path([f[1] for f in stack if f[1] is not None])
 
-    def done(key=None) -> None:         # a node finished: advance the parent
+    def starting_node() -> bool:    # a node begins: label it in its parent; True if it is a mapping key
+        if not stack or not stack[-1][0]:
+            return False
+        return stack[-1][2]
+
+    def finished(is_key: bool, key=None) -> None:   # a node ended: advance its parent
         if not stack:
             return
         top = stack[-1]
         if top[0]:
-            if top[2]:
+            if is_key:
                 top[1], top[2] = key if isinstance(key, str) else "?", False
             else:
                 top[2] = True
@@ -668,20 +673,15 @@ def _scan(text: str, src: str) -> None:
             if len(stack) >= MAX_YAML_DEPTH:
                 raise InputError(f"{src} line {ev.start_mark.line + 1}: {where()}",
                                  f"nested more than {MAX_YAML_DEPTH} levels deep", "flatten it (see examples/lab.yaml)")
-            if stack and stack[-1][0] and not stack[-1][2]:
-                pass                    # a collection as a mapping value: the parent already holds its key
-            elif stack and stack[-1][0]:
-                stack[-1][1], stack[-1][2] = "?", False      # a collection as a key
-            stack.append([isinstance(ev, yaml.MappingStartEvent), None if isinstance(ev, yaml.MappingStartEvent)
-                          else 0, True])
+            is_key = starting_node()
+            if is_key:
+                stack[-1][1] = "?"
+            mapping = isinstance(ev, yaml.MappingStartEvent)
+            stack.append([mapping, None if mapping else 0, True, is_key])
         elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-            stack.pop()
-            if stack and stack[-1][0]:
-                stack[-1][2] = True
-            elif stack:
-                stack[-1][1] += 1
+            finished(stack.pop()[3], "?")
         elif isinstance(ev, (yaml.ScalarEvent, yaml.AliasEvent)):
-            done(getattr(ev, "value", None))
+            finished(starting_node(), getattr(ev, "value", None))
 
 
 _MERGE = "tag:yaml.org,2002:merge"
