@@ -185,7 +185,11 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
     tpid = check_capabilities(sw, caps or Capabilities(), where)
     # the device's names are the truth: inventory names match them canonically (Gi0/1 = GigabitEthernet0/1) and
     # the plan uses the device's spelling; without an interface list, the inventory's spelling
-    dev = {sw.canonical(n): n for n in facts.interfaces}
+    dev: dict[str, str] = {}
+    for name in facts.interfaces:           # Junos lists ge-0/0/7 and its unit ge-0/0/7.0: the port's own name wins
+        c = sw.canonical(name)
+        if c not in dev or name == c:
+            dev[c] = name
     spell = {}
     for j, t in enumerate(sw.trunks):
         if dev and sw.canonical(t.switch_port) not in dev:

@@ -139,3 +139,12 @@ def test_stack_members_and_lags_get_distinct_ofports():
                        trunks=[{"switch_port": "Te1/1/1", "server_interface": "eth1"}]), f).switches[0]
     assert [(p.interface, p.ofport) for p in sp.ports] == [
         ("GigabitEthernet1/0/1", 1), ("GigabitEthernet2/0/1", 2001), ("Port-channel1", 60001)]
+
+
+def test_junos_unit_0_in_the_inventory_plans_the_port_itself():
+    sw = {"name": "ex1", "driver": "junos", "host": "h", "username": "u", "password_env": "X",
+          "trunks": [{"switch_port": "ge-0/0/47", "server_interface": "eth1"}], "access_ports": ["ge-0/0/7.0"]}
+    inv_ = parse_inventory(yaml.safe_dump({"switches": [sw]}), "inv.yaml")
+    f = {"ex1": DeviceFacts("ex1", "EX2300", "21", ("ge-0/0/7", "ge-0/0/7.0", "ge-0/0/47.0", "ge-0/0/47"), {})}
+    sp = make_plan(inv_, f).switches[0]
+    assert [(p.interface, p.ofport) for p in sp.ports] == [("ge-0/0/7", 7)] and sp.trunks[0].switch_port == "ge-0/0/47"
