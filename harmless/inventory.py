@@ -16,7 +16,10 @@ Shape (see README "Inventory reference" and ``examples/lab.yaml``)::
         openflow: {versions: [OpenFlow13], controllers: ["tcp:127.0.0.1:6653"]}
 
 Every validation failure becomes one :class:`harmless.errors.InputError` line naming the file, the field path
-(``switches[0].access_ports[1]``) and the fix. Loading changes nothing anywhere.
+(``switches[0].access_ports[1]``) and the fix. Loading changes nothing anywhere and contacts no device; it is bounded
+(file size, YAML nesting, nodes after alias expansion) so that any file loads within 256 MiB and 5 s. The checks are
+listed in ``docs/inventory-validation.md``; interface names are compared canonically per driver
+(:mod:`harmless.switch_drivers.names`).
 """
 from __future__ import annotations
 
@@ -91,15 +94,17 @@ class Trunk(_Model):
 
     switch_port: str
     server_interface: str = Field(min_length=1, max_length=15)
-
-    _names = field_validator("switch_port", mode="before")(lambda v: _int_name(v))
     type: Literal["system", "afxdp", "dpdk", "dpdkvhostuserclient"] = "system"
     devargs: str | None = None
     vhost_server_path: str | None = None
 
+    _names = field_validator("switch_port", mode="before")(lambda v: _int_name(v))
+
 
 class AccessPort(_Model):
-    """A legacy access port to migrate. ``ofport`` defaults to the port's index (last number of its name);
+    """A legacy access port to migrate. ``interface`` is kept as written and compared canonically (``Gi0/7`` =
+    ``GigabitEthernet0/7``); ``ofport`` defaults to the number the name gives under the numbering scheme
+    (``docs/ofport-numbering.md``: ``FastEthernet0/7`` -> 7, ``Gi2/0/7`` -> 2007, ``Port-channel1`` -> 60001);
     ``vid`` is chosen by the planner unless given; ``trunk`` defaults to the switch's first trunk.
 
     ``qinq: true`` makes the port an 802.1ad customer port (dot1q-tunnel): its own VID becomes the outer S-tag and
@@ -502,8 +507,9 @@ def _check_ports(sw: Switch, w: str) -> None:
                              "(see docs/ofport-numbering.md)")
         ofports[n] = j
     if len(sw.access_ports) > hi - lo + 1:
+        wider = f"{lo}-{min(4094, lo + 2 * len(sw.access_ports) - 1)}"
         raise InputError(f"{w}.vlan_range", f"{sw.vlan_range} holds {hi - lo + 1} VIDs for "
-                         f"{len(sw.access_ports)} access ports", f"widen it, e.g. {lo}-{min(4094, lo + 2 * len(sw.access_ports) - 1)}")
+                         f"{len(sw.access_ports)} access ports", f"widen it, e.g. {wider}")
 
 
 def _free_ofport(sw: Switch) -> int:
