@@ -361,15 +361,15 @@ def parse_controller(target: str) -> tuple[str, str, int]:
         if rest.count(":") > 1:
             raise ValueError(f"controller target {target!r}: put an IPv6 address in brackets, "
                              f"e.g. {method}:[::1]:{OPENFLOW_PORT}")
-        host, _, port = rest.partition(":")
-        if _ and not port:
-            port = "x"
+        host, colon, port = rest.partition(":")
+        if colon and not port:
+            raise ValueError(f"controller target {target!r} has nothing after the last ':'")
         problem = host_problem(host)
         if problem:
             raise ValueError(f"controller target {target!r}: host {problem}")
     if port is None or port == "":
         return method, _host_key(host), OPENFLOW_PORT
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
+    if not re.fullmatch(r"[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
         raise ValueError(f"controller target {target!r}: port {port} is not a TCP port (1-65535)")
     return method, _host_key(host), int(port)
 

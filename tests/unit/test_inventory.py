@@ -131,7 +131,7 @@ def test_parse_controller(target, parsed):
 
 @pytest.mark.parametrize("target,words", [
     ("tcp:999.1.1.1:6653", "not a valid IPv4"), ("tcp:1.2.3.4:0", "port 0"), ("tcp:1.2.3.4:99999", "port 99999"),
-    ("tcp:1.2.3.4:", "port x"), ("udp:1.2.3.4:6653", "not tcp:IP:PORT"), ("tcp:[1.2.3.4]:6653", "not an IPv6"),
+    ("tcp:1.2.3.4:", "nothing after"), ("udp:1.2.3.4:6653", "not tcp:IP:PORT"), ("tcp:[1.2.3.4]:6653", "not an IPv6"),
     ("tcp:::1", "brackets"), ("tcp:a..b:6653", "not a valid IP address or DNS name"), ("1.2.3.4:6653", "not tcp:"),
 ])
 def test_parse_controller_refusals(target, words):
@@ -223,3 +223,56 @@ def test_non_utf8_and_utf8_bom(tmp_path):
     p.write_bytes(yaml.safe_dump(GOOD).encode() + b"# caf\xe9\n")
     with pytest.raises(InputError, match=r"inv.yaml line \d+: not UTF-8 \(byte 0xe9"):
         load_inventory(p)
+
+
+def _leaves(d, path=()):
+    if isinstance(d, dict):
+        for k, v in d.items():
+            yield from _leaves(v, (*path, k))
+    elif isinstance(d, list):
+        for i, v in enumerate(d):
+            yield from _leaves(v, (*path, i))
+    yield path
+
+
+@pytest.mark.parametrize("value", [None, [], {}, 0, -1, True, 1.5, "", "x" * 5000, [[[]]], {"a": {"b": 1}}])
+def test_any_value_anywhere_is_accepted_or_refused_in_one_line(value):
+    """Every field of GOOD replaced by a value of another type: an InputError (one line with a fix) or a valid
+    inventory, never another exception."""
+    for path in _leaves(GOOD):
+        if not path:
+            continue
+        d = yaml.safe_load(yaml.safe_dump(GOOD))
+        cur = d
+        for k in path[:-1]:
+            cur = cur[k]
+        cur[path[-1]] = value
+        try:
+            parse_inventory(yaml.safe_dump(d), "inv.yaml")
+        except InputError as e:
+            assert "\n" not in str(e) and "(fix: " in str(e) and str(e).startswith("inv.yaml"), (path, str(e))
+
+
+def test_random_edits_of_the_text_are_accepted_or_refused_in_one_line():
+    import random
+    rnd = random.Random(11)
+    base = yaml.safe_dump(GOOD, sort_keys=False)
+    alphabet = list(":-[]{}&*!|>'\"#%@`,?\t\n 0123456789abcGiFa/.\x00\xe9") + ["  ", "- ", ": ", "*a", "&a ", "<<: "]
+    refused = 0
+    for _ in range(400):
+        t = list(base)
+        for _ in range(rnd.randint(1, 4)):
+            k = rnd.randrange(len(t))
+            op = rnd.random()
+            if op < 0.4:
+                t[k] = rnd.choice(alphabet)
+            elif op < 0.7:
+                t.insert(k, rnd.choice(alphabet))
+            else:
+                del t[k]
+        try:
+            parse_inventory("".join(t), "inv.yaml")
+        except InputError as e:
+            refused += 1
+            assert "\n" not in str(e) and "(fix: " in str(e), str(e)
+    assert refused > 100          # the edits do break inventories
