@@ -165,9 +165,9 @@ def up(inventory, dry_run, revert_in, as_json):
         res = orchestrator.plan(inventory, _progress(as_json))
         click.echo(json.dumps(res.to_dict())) if as_json else _print_plan(res)
         return
-    _need_root()
     from harmless.inventory import load_inventory
-    n = len(load_inventory(inventory).switches)
+    n = len(load_inventory(inventory).switches)          # bad input is refused (exit 2) before anything else
+    _need_root()
     with _fleet_bar(n, as_json, "harmless up") as on_switch:
         r = orchestrator.up(inventory, _progress(as_json), revert_in=revert_in, on_switch=on_switch)
     if as_json:

@@ -16,11 +16,16 @@ Shape (see README "Inventory reference" and ``examples/lab.yaml``)::
         openflow: {versions: [OpenFlow13], controllers: ["tcp:127.0.0.1:6653"]}
 
 Every validation failure becomes one :class:`harmless.errors.InputError` line naming the file, the field path
-(``switches[0].access_ports[1]``) and the fix. Loading changes nothing anywhere.
+(``switches[0].access_ports[1]``) and the fix. Loading changes nothing anywhere and contacts no device; it is bounded
+(file size, YAML nesting, nodes after alias expansion) so that any file loads within 256 MiB and 5 s. The checks are
+listed in ``docs/inventory-validation.md``; interface names are compared canonically per driver
+(:mod:`harmless.switch_drivers.names`).
 """
 from __future__ import annotations
 
 import hashlib
+import ipaddress
+import logging
 import os
 import re
 import stat
@@ -32,14 +37,32 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harmless.errors import InputError
 from harmless.switch_drivers import DRIVERS
+from harmless.switch_drivers import names
+
+log = logging.getLogger(__name__)
 
 OF_VERSIONS = ("OpenFlow10", "OpenFlow11", "OpenFlow12", "OpenFlow13", "OpenFlow14", "OpenFlow15")
 NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,8}$")   # br-of-<name> must fit a 15-character interface name
-CONTROLLER_RE = re.compile(r"^(tcp|ssl):[^:\s]+(:\d{1,5})?$|^(tcp|ssl):\[[0-9a-fA-F:]+\](:\d{1,5})?$")
+#: OpenFlow's IANA port (RFC-less, IANA "openflow" 6653/tcp); OVS uses it when a tcp:/ssl: target gives none
+OPENFLOW_PORT = 6653
+#: bounds on reading an inventory, so that any file loads within 256 MiB and 5 s (issue #11): the file size, the
+#: number of YAML nodes (after alias expansion) and the nesting depth. A 200-switch x 48-port inventory is about
+#: 0.5 MiB and 65,000 nodes at depth 5; 150,000 nodes load in about 1.5 s on one busy 2 GHz core (YAML is most of it).
+MAX_INVENTORY_BYTES = 4 * 1024 * 1024
+MAX_YAML_NODES = 150_000
+MAX_YAML_DEPTH = 32
+_LABEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IFNAME = re.compile(r"^[^/\s:]{1,15}$")
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _int_name(v):
+    """Interface names may be plain numbers (ProCurve ``7``), which YAML reads as int: keep them as text."""
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
 
 class DpdkSettings(_Model):
@@ -75,9 +98,13 @@ class Trunk(_Model):
     devargs: str | None = None
     vhost_server_path: str | None = None
 
+    _names = field_validator("switch_port", mode="before")(lambda v: _int_name(v))
+
 
 class AccessPort(_Model):
-    """A legacy access port to migrate. ``ofport`` defaults to the port's index (last number of its name);
+    """A legacy access port to migrate. ``interface`` is kept as written and compared canonically (``Gi0/7`` =
+    ``GigabitEthernet0/7``); ``ofport`` defaults to the number the name gives under the numbering scheme
+    (``docs/ofport-numbering.md``: ``FastEthernet0/7`` -> 7, ``Gi2/0/7`` -> 2007, ``Port-channel1`` -> 60001);
     ``vid`` is chosen by the planner unless given; ``trunk`` defaults to the switch's first trunk.
 
     ``qinq: true`` makes the port an 802.1ad customer port (dot1q-tunnel): its own VID becomes the outer S-tag and
@@ -89,6 +116,8 @@ class AccessPort(_Model):
     vid: int | None = None
     trunk: str | None = None
     qinq: bool = False
+
+    _names = field_validator("interface", "trunk", mode="before")(lambda v: _int_name(v))
 
 
 class TlsSettings(_Model):
@@ -126,13 +155,6 @@ class OpenFlowSettings(_Model):
                 raise ValueError(f"unknown OpenFlow version {x!r}; use one of {', '.join(OF_VERSIONS)}")
         return v
 
-    @field_validator("controllers")
-    @classmethod
-    def _controllers(cls, v):
-        for x in v:
-            if not CONTROLLER_RE.match(x):
-                raise ValueError(f"controller target {x!r} is not tcp:IP:PORT or ssl:IP:PORT")
-        return v
 
 
 class Switch(_Model):
@@ -140,9 +162,9 @@ class Switch(_Model):
 
     name: str
     driver: str
-    host: str
+    host: str = Field(min_length=1)
     port: int = Field(22, ge=1, le=65535)
-    username: str
+    username: str = Field(min_length=1)
     password_env: str | None = None
     password_file: str | None = None
     optional_args: dict = Field(default_factory=dict)
@@ -171,10 +193,25 @@ class Switch(_Model):
             raise ValueError("use 1-9 lowercase letters/digits starting with a letter (it names br-of-<name>)")
         return v
 
+    @field_validator("access_ports", mode="before")
+    @classmethod
+    def _int_ports(cls, v):
+        return [_int_name(p) for p in v] if isinstance(v, list) else v
+
     @field_validator("access_ports")
     @classmethod
     def _ports(cls, v):
         return [AccessPort(interface=p) if isinstance(p, str) else p for p in v]
+
+    @field_validator("datapath_id", mode="before")
+    @classmethod
+    def _int_dpid(cls, v):
+        # unquoted 0x0000000000000001 is an int to YAML: keep its value
+        if isinstance(v, int) and not isinstance(v, bool):
+            if not 0 < v < 2 ** 64:
+                raise ValueError("datapath_id must be a non-zero 64-bit hex number, e.g. 0x0000000000000001")
+            return f"{v:x}"
+        return v
 
     @field_validator("datapath_id")
     @classmethod
@@ -199,8 +236,23 @@ class Switch(_Model):
         return f"br-of-{self.name}"
 
     def vid_range(self) -> tuple[int, int]:
+        """``vlan_range`` as ``(first VID, last VID)``."""
         lo, _, hi = self.vlan_range.partition("-")
         return int(lo), int(hi or lo)
+
+    def canonical(self, interface: str) -> str:
+        """``interface`` spelled as this switch's OS prints it (``Gi0/1`` -> ``GigabitEthernet0/1`` on IOS), for
+        comparisons; see :func:`harmless.switch_drivers.names.canonical_interface`."""
+        return names.canonical_interface(self.driver, interface)
+
+    def ofport_of(self, port: "AccessPort") -> int:
+        """OpenFlow port number of an access port: its ``ofport``, else the numbering scheme's
+        (:func:`harmless.switch_drivers.names.default_ofport`, ``docs/ofport-numbering.md``).
+
+        Raises:
+            ValueError: no number can be derived from the name (validation refuses such inventories).
+        """
+        return port.ofport if port.ofport is not None else names.default_ofport(self.driver, port.interface)
 
     def password(self, where: str = "") -> str:
         """Resolve the secret reference. Raises InputError naming the field when unset/unreadable/too open."""
@@ -247,37 +299,289 @@ _FIXES = {
     "missing": "add this field (see README, Inventory reference)",
     "extra_forbidden": "remove it or check its spelling (see README, Inventory reference)",
     "literal_error": "use one of the listed values",
+    "string_type": "quote the value ('...') so that YAML reads it as text",
 }
 
 
+def host_problem(host: str) -> str | None:
+    """Why ``host`` is neither an IP address nor a valid DNS name (RFC 1123 labels); None when it is one.
+
+    Names whose labels are all digits must be IPv4 addresses (``999.1.1.1`` is refused, not looked up).
+    """
+    h = host.strip()
+    if h != host or not h:
+        return f"{host!r} has blanks around it" if h else "is empty"
+    try:
+        ipaddress.ip_address(h)
+        return None
+    except ValueError:
+        pass
+    if h.startswith("[") and h.endswith("]"):
+        return f"{host!r} has brackets (write the IPv6 address without them)"
+    if re.fullmatch(r"[^:\s]+:\d+", h):
+        return f"{host!r} has a port in it"
+    if "://" in h or "/" in h or "@" in h:
+        return f"{host!r} is a URL, not a host"
+    labels = h.removesuffix(".").split(".")
+    if re.fullmatch(r"[\d.]+", h) or labels[-1].isdigit():
+        return f"{host!r} is not a valid IPv4 address"
+    if len(h) > 253 or not all(_LABEL.match(x) for x in labels):
+        return f"{host!r} is not a valid IP address or DNS name"
+    return None
+
+
+def _host_key(host: str) -> str:
+    """A host as compared for "the same device twice": IP addresses in one notation, names in lower case."""
+    try:
+        return ipaddress.ip_address(host).compressed
+    except ValueError:
+        return host.lower().removesuffix(".")
+
+
+def parse_controller(target: str) -> tuple[str, str, int]:
+    """Split an OVS controller target ``tcp:HOST[:PORT]`` / ``ssl:HOST[:PORT]`` (IPv6 in brackets).
+
+    Returns:
+        ``(method, host, port)``; ``port`` defaults to 6653 (:data:`OPENFLOW_PORT`, as OVS does).
+
+    Raises:
+        ValueError: the message says what is wrong (unknown method, bad host, port 0 or above 65535).
+    """
+    method, sep, rest = str(target).partition(":")
+    if not sep or method not in ("tcp", "ssl"):
+        raise ValueError(f"controller target {target!r} is not tcp:IP:PORT or ssl:IP:PORT")
+    if rest.startswith("["):
+        m = re.fullmatch(r"\[([^\]]*)\](?::(\d+))?", rest)
+        if not m:
+            raise ValueError(f"controller target {target!r} is not tcp:[IPv6]:PORT")
+        host, port = m.group(1), m.group(2)
+        try:
+            if ipaddress.ip_address(host).version != 6:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"controller target {target!r}: {host!r} is not an IPv6 address") from None
+    else:
+        if rest.count(":") > 1:
+            raise ValueError(f"controller target {target!r}: put an IPv6 address in brackets, "
+                             f"e.g. {method}:[::1]:{OPENFLOW_PORT}")
+        host, colon, port = rest.partition(":")
+        if colon and not port:
+            raise ValueError(f"controller target {target!r} has nothing after the last ':'")
+        problem = host_problem(host)
+        if problem:
+            raise ValueError(f"controller target {target!r}: host {problem}")
+    if port is None or port == "":
+        return method, _host_key(host), OPENFLOW_PORT
+    if not re.fullmatch(r"[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
+        raise ValueError(f"controller target {target!r}: port {port} is not a TCP port (1-65535)")
+    return method, _host_key(host), int(port)
+
+
+def _mask_problem(mask: str) -> str | None:
+    """Why a DPDK CPU mask is not a non-zero hex number; None when it is one."""
+    m = re.fullmatch(r"(0[xX])?([0-9a-fA-F]{1,256})", mask.strip())
+    if not m:
+        return f"{mask!r} is not a hex CPU mask"
+    if int(m.group(2), 16) == 0:
+        return f"{mask!r} selects no CPU"
+    return None
+
+
+def _file_problem(path: str, secret: bool) -> str | None:
+    """Why a TLS file cannot be used (missing, not a file, unreadable, a private key readable by others)."""
+    p = Path(path).expanduser()
+    try:
+        st = p.stat()
+    except OSError as e:
+        return f"cannot read {p} ({e.strerror})"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{p} is not a file"
+    if not os.access(p, os.R_OK):
+        return f"cannot read {p} (permission denied)"
+    if secret and st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return f"{p} is readable by others (mode {oct(st.st_mode & 0o777)})"
+    return None
+
+
+def _check_server(inv: Inventory, src: str) -> None:
+    for field in ("lcore_mask", "pmd_cpu_mask"):
+        mask = getattr(inv.server.dpdk, field)
+        problem = _mask_problem(mask)
+        if problem:
+            raise InputError(f"{src}: server.dpdk.{field}", problem,
+                             "write a non-zero hex mask of CPUs, e.g. 0x2 for CPU 1")
+        bits = int(mask, 16).bit_length()
+        cpus = os.cpu_count() or 1
+        if bits > cpus:
+            log.warning("%s: server.dpdk.%s: %s names CPU %d but this machine has %d CPUs", src, field, mask,
+                        bits - 1, cpus)
+
+
+def _check_openflow(sw: Switch, w: str) -> None:
+    seen: dict[tuple, int] = {}
+    for k, target in enumerate(sw.openflow.controllers):
+        cw = f"{w}.openflow.controllers[{k}]"
+        try:
+            key = parse_controller(target)
+        except ValueError as e:
+            raise InputError(cw, str(e), f"write tcp:IP:PORT or ssl:IP:PORT, e.g. tcp:192.0.2.1:{OPENFLOW_PORT}") \
+                from None
+        if key in seen:
+            raise InputError(cw, f"{target} is the same controller as controllers[{seen[key]}]",
+                             "list each controller once")
+        seen[key] = k
+    ssl = [k for k, t in enumerate(sw.openflow.controllers) if t.startswith("ssl:")]
+    tls = sw.openflow.tls
+    if ssl and tls is None:
+        raise InputError(f"{w}.openflow.tls", f"controllers[{ssl[0]}] is an ssl: target but no TLS material is set",
+                         "add openflow.tls: {private_key, certificate, ca_cert} (see README, Inventory reference) "
+                         "or use tcp:")
+    if tls is not None:
+        for field in ("private_key", "certificate", "ca_cert"):
+            problem = _file_problem(getattr(tls, field), secret=field == "private_key")
+            if problem:
+                fix = (f"chmod 600 {Path(tls.private_key).expanduser()}" if "readable by others" in problem else
+                       "point it at an existing PEM file")
+                raise InputError(f"{w}.openflow.tls.{field}", problem, fix)
+
+
+def _check_ports(sw: Switch, w: str) -> None:
+    """Trunks and access ports of one switch, every name compared in its canonical spelling."""
+    trunks: dict[str, int] = {}
+    for j, t in enumerate(sw.trunks):
+        tw = f"{w}.trunks[{j}]"
+        problem = names.interface_problem(sw.driver, t.switch_port)
+        if problem:
+            raise InputError(f"{tw}.switch_port", problem, "use the port's name as the switch shows it")
+        c = sw.canonical(t.switch_port)
+        if c in trunks:
+            raise InputError(f"{tw}.switch_port", f"{t.switch_port} is already trunks[{trunks[c]}]", "list it once")
+        trunks[c] = j
+        if not _IFNAME.match(t.server_interface) or t.server_interface in (".", ".."):
+            raise InputError(f"{tw}.server_interface", f"{t.server_interface!r} is not a Linux interface name",
+                             "use the server's interface name, at most 15 characters without '/', ':' or blanks")
+    lo, hi = sw.vid_range()
+    seen: dict[str, int] = {}
+    vids: dict[int, int] = {}
+    ofports: dict[int, int] = {}
+    for j, p in enumerate(sw.access_ports):
+        pw = f"{w}.access_ports[{j}]"
+        problem = names.interface_problem(sw.driver, p.interface)
+        if problem:
+            raise InputError(f"{pw}.interface" if p.interface.strip() else pw, problem,
+                             "use the port's name as the switch shows it")
+        c = sw.canonical(p.interface)
+        if c in seen:
+            other = sw.access_ports[seen[c]].interface
+            also = f" = {other}" if other != p.interface else ""
+            raise InputError(pw, f"duplicate port {p.interface} (also access_ports[{seen[c]}]{also})",
+                             "list each access port once")
+        seen[c] = j
+        if c in trunks:
+            raise InputError(pw, f"{p.interface} is the trunk port (trunks[{trunks[c]}])",
+                             "do not list the trunk as an access port")
+        if p.vid is not None:
+            if not 1 <= p.vid <= 4094:
+                raise InputError(f"{pw}.vid", f"VID {p.vid} is outside 1-4094", "use a VID in vlan_range")
+            if not lo <= p.vid <= hi:
+                raise InputError(f"{pw}.vid", f"VID {p.vid} is outside vlan_range {sw.vlan_range}",
+                                 "pick a VID inside vlan_range or widen it")
+            if sw.driver in ("ios", "netmiko_cli") and 1002 <= p.vid <= 1005:
+                raise InputError(f"{pw}.vid", f"VID {p.vid} is reserved on IOS (1002-1005, FDDI/Token Ring)",
+                                 "pick another VID")
+            if p.vid in vids:
+                raise InputError(f"{pw}.vid", f"VID {p.vid} is already access_ports[{vids[p.vid]}]'s",
+                                 "give each port its own VID")
+            vids[p.vid] = j
+        if p.trunk is not None and sw.canonical(p.trunk) not in trunks:
+            raise InputError(f"{pw}.trunk", f"{p.trunk} is not one of this switch's trunks",
+                             f"use one of: {', '.join(t.switch_port for t in sw.trunks)}")
+        try:
+            n = sw.ofport_of(p)
+        except ValueError as e:
+            raise InputError(f"{pw}.ofport", f"no OpenFlow port number for it: {e}",
+                             f"set ofport: N on it, e.g. ofport: {_free_ofport(sw)} (see docs/ofport-numbering.md)") \
+                from None
+        if n in ofports:
+            other = sw.access_ports[ofports[n]].interface
+            raise InputError(f"{pw}.ofport", f"{p.interface} and {other} (access_ports[{ofports[n]}]) would both be "
+                             f"OpenFlow port {n}",
+                             f"set ofport: N on one of them, e.g. ofport: {_free_ofport(sw)} "
+                             "(see docs/ofport-numbering.md)")
+        ofports[n] = j
+    if len(sw.access_ports) > hi - lo + 1:
+        wider = f"{lo}-{min(4094, lo + 2 * len(sw.access_ports) - 1)}"
+        raise InputError(f"{w}.vlan_range", f"{sw.vlan_range} holds {hi - lo + 1} VIDs for "
+                         f"{len(sw.access_ports)} access ports", f"widen it, e.g. {wider}")
+
+
+def _free_ofport(sw: Switch) -> int:
+    """A port number no access port of ``sw`` has or derives (a suggestion for fix messages)."""
+    used = set()
+    for p in sw.access_ports:
+        try:
+            used.add(sw.ofport_of(p))
+        except ValueError:
+            pass
+    return next(n for n in range(1, names.OFPORT_MAX + 1) if n not in used)
+
+
 def _check(inv: Inventory, src: str) -> None:
-    """Cross-field checks pydantic cannot express; raise the first problem as InputError."""
-    names = set()
+    """Cross-field checks pydantic cannot express; raise the first problem as InputError.
+
+    Per switch: name, driver, host, secret references, VID range, trunks and access ports (canonical names: duplicates,
+    trunk as access port, ``trunk:`` references, VIDs, OpenFlow port numbers and their collisions, range large
+    enough), controllers (targets, duplicates, TLS files). Across switches: names, devices (host + port), datapath
+    ids (also the derived ones), server interfaces of trunks. Server: DPDK CPU masks. Touches no device.
+    """
+    _check_server(inv, src)
+    seen_names: dict[str, int] = {}
+    devices: dict[tuple[str, int], int] = {}
+    dpids: dict[str, int] = {}
+    server_ifaces: dict[str, str] = {}
     for i, sw in enumerate(inv.switches):
         w = f"{src}: switches[{i}]"
-        if sw.name in names:
-            raise InputError(f"{w}.name", f"duplicate switch name {sw.name!r}", "give each switch its own name")
-        names.add(sw.name)
+        if sw.name in seen_names:
+            raise InputError(f"{w}.name", f"duplicate switch name {sw.name!r} (also switches[{seen_names[sw.name]}])",
+                             "give each switch its own name")
+        seen_names[sw.name] = i
         if sw.driver not in DRIVERS:
             raise InputError(f"{w}.driver", f"unknown driver {sw.driver!r}",
                              f"use one of: {', '.join(sorted(DRIVERS))}")
+        problem = host_problem(sw.host)
+        if problem:
+            fix = ("put the port in port:" if "has a port" in problem else
+                   "use the switch's management IP address or DNS name, e.g. 192.0.2.10")
+            raise InputError(f"{w}.host", problem, fix)
+        dev = (_host_key(sw.host), sw.port)
+        if dev in devices:
+            raise InputError(f"{w}.host", f"{sw.host} port {sw.port} is the same device as switches[{devices[dev]}]",
+                             "list each switch once (one entry per device, all its ports in it)")
+        devices[dev] = i
+        if sw.dpid in dpids:
+            raise InputError(f"{w}.datapath_id", f"datapath id {sw.dpid} is also switches[{dpids[sw.dpid]}]'s",
+                             "give each switch its own datapath_id (or drop it to derive one from the name)")
+        dpids[sw.dpid] = i
         if "password" in sw.optional_args or "secret" in sw.optional_args:
             raise InputError(f"{w}.optional_args", "holds a password inline",
                              "use password_env or password_file (the enable secret is the same password)")
         if bool(sw.password_env) == bool(sw.password_file):
             raise InputError(f"{w}.password_env", "set exactly one of password_env and password_file",
                              "reference the secret: password_env: VAR or password_file: /path (mode 0600)")
+        if sw.password_env and not _ENV_NAME.match(sw.password_env):
+            raise InputError(f"{w}.password_env", f"{sw.password_env!r} is not an environment variable name",
+                             "name the variable that holds the password, e.g. password_env: SW1_PASSWORD")
         if not re.fullmatch(r"\d{1,4}(-\d{1,4})?", sw.vlan_range):
             raise InputError(f"{w}.vlan_range", f"{sw.vlan_range!r} is not a VID range", "write it as 100-199")
         lo, hi = sw.vid_range()
         if not (1 <= lo <= hi <= 4094):
             raise InputError(f"{w}.vlan_range", f"{sw.vlan_range} is outside 1-4094 or reversed",
                              "use a range inside 2-4094, e.g. 100-199")
-        trunk_ports = set()
+        if lo == 1:
+            raise InputError(f"{w}.vlan_range", "VID 1 is the default VLAN of every port",
+                             f"start the range at 2 or above, e.g. {max(2, 100)}-{max(hi, 199)}")
+        _check_ports(sw, w)
         for j, t in enumerate(sw.trunks):
-            if t.switch_port in trunk_ports:
-                raise InputError(f"{w}.trunks[{j}].switch_port", f"duplicate trunk {t.switch_port}", "list it once")
-            trunk_ports.add(t.switch_port)
             if t.type == "dpdk" and not t.devargs:
                 raise InputError(f"{w}.trunks[{j}].devargs", "type dpdk needs devargs",
                                  "e.g. devargs: 0000:01:00.0 or net_af_packet0,iface=eth1")
@@ -287,37 +591,215 @@ def _check(inv: Inventory, src: str) -> None:
             if t.type in ("dpdk", "dpdkvhostuserclient") and inv.server.datapath != "dpdk":
                 raise InputError(f"{w}.trunks[{j}].type", f"type {t.type} needs server.datapath: dpdk",
                                  "set server.datapath: dpdk or use type system/afxdp")
-        seen = {}
-        for j, p in enumerate(sw.access_ports):
-            pw = f"{w}.access_ports[{j}]"
-            if p.interface in seen:
-                raise InputError(pw, f"duplicate port {p.interface} (also access_ports[{seen[p.interface]}])",
-                                 "list each access port once")
-            seen[p.interface] = j
-            if p.interface in trunk_ports:
-                raise InputError(pw, f"{p.interface} is the trunk port", "do not list the trunk as an access port")
-            if p.vid is not None:
-                if not 1 <= p.vid <= 4094:
-                    raise InputError(f"{pw}.vid", f"VID {p.vid} is outside 1-4094", "use a VID in vlan_range")
-                if not lo <= p.vid <= hi:
-                    raise InputError(f"{pw}.vid", f"VID {p.vid} is outside vlan_range {sw.vlan_range}",
-                                     "pick a VID inside vlan_range or widen it")
-            if p.trunk is not None and p.trunk not in trunk_ports:
-                raise InputError(f"{pw}.trunk", f"{p.trunk} is not one of this switch's trunks",
-                                 f"use one of: {', '.join(sorted(trunk_ports))}")
-        vids = [p.vid for p in sw.access_ports if p.vid is not None]
-        if len(vids) != len(set(vids)):
-            raise InputError(f"{w}.access_ports", "two access ports ask for the same vid", "give each port its own VID")
+            if t.server_interface in server_ifaces:
+                raise InputError(f"{w}.trunks[{j}].server_interface",
+                                 f"{t.server_interface} is already the trunk of {server_ifaces[t.server_interface]}",
+                                 "give each trunk its own server interface")
+            server_ifaces[t.server_interface] = f"{sw.name} {t.switch_port}"
+        _check_openflow(sw, w)
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """PyYAML's safe loader (libyaml when present) used for inventories; :func:`_load_yaml` adds the bounds, and
+    implicit dates/integers that Python cannot build (``2024-13-45``, 5000 digits) become errors with their line."""
+
+
+class _BadValue(yaml.constructor.ConstructorError):
+    """A scalar YAML resolved to a type (date, integer) whose value Python refuses."""
+
+
+def _guarded(construct):
+    def build(loader, node):
+        try:
+            return construct(loader, node)
+        except (ValueError, OverflowError) as e:
+            what = {"int": "an integer", "float": "a number"}.get(node.tag.rsplit(":", 1)[-1], "a date")
+            raise _BadValue(None, None, f"{node.value[:40]!r} cannot be read as {what} ({str(e)[:80]})",
+                            node.start_mark) from None
+    return build
+
+
+for _tag in ("timestamp", "int", "float"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}",
+                            _guarded(getattr(yaml.constructor.SafeConstructor, f"construct_yaml_{_tag}")))
+
+
+def _yaml_error(e: Exception, src: str, text: str) -> InputError:
+    """One line for a PyYAML error: file, line, what (PyYAML's own messages span lines)."""
+    if isinstance(e, yaml.reader.ReaderError):
+        line = text[:e.position].count("\n") + 1
+        char = e.character if isinstance(e.character, int) else ord(e.character)
+        return InputError(f"{src} line {line}", f"control character #x{char:04x} is not allowed in YAML",
+                          "remove it (save the file as plain UTF-8 text)")
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    line = f" line {mark.line + 1}" if mark else ""
+    problem = " ".join(str(getattr(e, "problem", None) or e).split())
+    if isinstance(e, _BadValue):
+        return InputError(f"{src}{line}", problem, "quote the value ('...') so that YAML reads it as text")
+    return InputError(f"{src}{line}", f"not valid YAML ({problem})", "fix the YAML syntax")
+
+
+def _path(parts: list) -> str:
+    out = ""
+    for x in parts:
+        out += f"[{x}]" if isinstance(x, int) else (("." if out else "") + str(x))
+    return out or "(top level)"
+
+
+def _scan(text: str, src: str) -> None:
+    """Walk the YAML event stream (no objects built) and refuse more than :data:`MAX_YAML_DEPTH` levels or
+    :data:`MAX_YAML_NODES` nodes, before the recursive composer sees the document. Raises InputError.
+
+    A fast pass counts; only when a limit is crossed does a second pass find the field path for the message."""
+    starts = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    leaves = (yaml.ScalarEvent, yaml.AliasEvent)
+    depth = nodes = 0
+    for ev in yaml.parse(text, Loader=_Loader):
+        t = type(ev)
+        if t in leaves:
+            nodes += 1
+        elif t in starts:
+            nodes += 1
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                break
+        elif t in ends:
+            depth -= 1
+        if nodes > MAX_YAML_NODES:
+            break
+    else:
+        return
+    _locate(text, src)
+    raise InputError(src, f"more than {MAX_YAML_DEPTH} levels or {MAX_YAML_NODES} YAML nodes",
+                     "split the inventory into smaller files")
+
+
+def _locate(text: str, src: str) -> None:
+    """The slow twin of :func:`_scan`: the same limits, with the field path of the node that crosses one."""
+    stack: list[list] = []      # per open collection: [is_mapping, current key or index, expecting a key, is a key]
+    nodes = 0
+
+    def where() -> str:
+        return _path([f[1] for f in stack if f[1] is not None])
+
+    def starting_node() -> bool:    # a node begins: label it in its parent; True if it is a mapping key
+        if not stack or not stack[-1][0]:
+            return False
+        return stack[-1][2]
+
+    def finished(is_key: bool, key=None) -> None:   # a node ended: advance its parent
+        if not stack:
+            return
+        top = stack[-1]
+        if top[0]:
+            if is_key:
+                top[1], top[2] = key if isinstance(key, str) else "?", False
+            else:
+                top[2] = True
+        else:
+            top[1] += 1
+
+    for ev in yaml.parse(text, Loader=_Loader):
+        if isinstance(ev, (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            nodes += 1
+            if nodes > MAX_YAML_NODES:
+                raise InputError(f"{src} line {ev.start_mark.line + 1}: {where()}",
+                                 f"more than {MAX_YAML_NODES} YAML nodes", "split the inventory into smaller files")
+        if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if len(stack) >= MAX_YAML_DEPTH:
+                raise InputError(f"{src} line {ev.start_mark.line + 1}: {where()}",
+                                 f"nested more than {MAX_YAML_DEPTH} levels deep", "flatten it (see examples/lab.yaml)")
+            is_key = starting_node()
+            if is_key:
+                stack[-1][1] = "?"
+            mapping = isinstance(ev, yaml.MappingStartEvent)
+            stack.append([mapping, None if mapping else 0, True, is_key])
+        elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            finished(stack.pop()[3], "?")
+        elif isinstance(ev, (yaml.ScalarEvent, yaml.AliasEvent)):
+            finished(starting_node(), getattr(ev, "value", None))
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _check_nodes(root, src: str) -> None:
+    """Refuse duplicate mapping keys (YAML would silently keep the last) and aliases expanding to more than
+    :data:`MAX_YAML_NODES` nodes ("billion laughs"), naming the field path. Linear in the composed graph."""
+    sizes: dict[int, int] = {}
+    busy: set[int] = set()
+
+    def size(node, path: list) -> int:
+        k = id(node)
+        if k in sizes:
+            return sizes[k]
+        if k in busy:
+            raise InputError(f"{src} line {node.start_mark.line + 1}: {_path(path)}", "an alias refers to itself",
+                             "remove the recursive alias")
+        busy.add(k)
+        n = 1
+        if isinstance(node, yaml.SequenceNode):
+            for j, child in enumerate(node.value):
+                n += size(child, [*path, j])
+        elif isinstance(node, yaml.MappingNode):
+            keys: dict[tuple, int] = {}
+            for kn, vn in node.value:
+                label = kn.value if isinstance(kn, yaml.ScalarNode) else "?"
+                if isinstance(kn, yaml.ScalarNode) and kn.tag != _MERGE:
+                    key = (kn.tag, kn.value)
+                    if key in keys:
+                        raise InputError(f"{src}: {_path([*path, label])}",
+                                         f"key {label!r} appears twice (lines {keys[key]} and "
+                                         f"{kn.start_mark.line + 1}); YAML would silently keep the last",
+                                         "keep one of them")
+                    keys[key] = kn.start_mark.line + 1
+                n += size(kn, path) + size(vn, [*path, label])
+        busy.discard(k)
+        sizes[k] = n
+        if n > MAX_YAML_NODES:
+            raise InputError(f"{src}: {_path(path)}", f"expands to more than {MAX_YAML_NODES} YAML nodes through "
+                             "aliases", "write it out without nested aliases (&anchor/*alias)")
+        return n
+
+    size(root, [])
+
+
+def _load_yaml(text: str, src: str):
+    """YAML text -> Python data, within the bounds above: depth, nodes after alias expansion, no duplicate keys.
+    Raises InputError (one line: file, line or field path, fix)."""
+    if len(text) > MAX_INVENTORY_BYTES:
+        raise InputError(src, f"the inventory is larger than {MAX_INVENTORY_BYTES // 2**20} MiB",
+                         "split it into smaller files")
+    try:
+        _scan(text, src)
+        loader = _Loader(text)
+        try:
+            root = loader.get_single_node()
+            if root is None:
+                return None
+            _check_nodes(root, src)
+            return loader.construct_document(root)
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as e:
+        raise _yaml_error(e, src, text) from None
+    except (ValueError, TypeError, OverflowError) as e:       # e.g. a timestamp like 2024-13-45
+        raise InputError(src, f"a value cannot be read ({e})", "quote it to make it a string") from None
 
 
 def parse_inventory(text: str, src: str = "<inventory>") -> Inventory:
-    """Parse and validate inventory YAML text. ``src`` names the file in errors. Raises InputError."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark else ""
-        raise InputError(f"{src}{line}", f"not valid YAML ({getattr(e, 'problem', e)})", "fix the YAML syntax") from e
+    """Parse and validate inventory YAML text. ``src`` names the file in errors.
+
+    YAML is read within bounds (:data:`MAX_INVENTORY_BYTES`, :data:`MAX_YAML_NODES` after alias expansion,
+    :data:`MAX_YAML_DEPTH`); duplicate keys are refused. Touches no device and writes nothing.
+
+    Raises:
+        InputError: one line naming ``src``, the field path (or YAML line) and the fix; exit code 2.
+    """
+    data = _load_yaml(text, src)
+    if data is None:
+        raise InputError(src, "the inventory is empty", "write server: and switches: (see examples/lab.yaml)")
     if not isinstance(data, dict):
         raise InputError(src, "the inventory must be a YAML mapping with server: and switches:",
                          "see examples/lab.yaml")
@@ -327,7 +809,8 @@ def parse_inventory(text: str, src: str = "<inventory>") -> Inventory:
         if not data["switches"]:
             raise InputError(f"{src}: netbox", "NetBox returned no device with a 'harmless' config context",
                              "check netbox.filter and the devices' config contexts (see README, NetBox)")
-    for i, sw in enumerate(data.get("switches") or []):
+    switches = data.get("switches")
+    for i, sw in enumerate(switches if isinstance(switches, list) else []):
         if isinstance(sw, dict) and "password" in sw:
             raise InputError(f"{src}: switches[{i}].password", "passwords may not be written in the inventory",
                              "use password_env: VAR or password_file: /path (mode 0600)")
@@ -343,16 +826,36 @@ def parse_inventory(text: str, src: str = "<inventory>") -> Inventory:
 
 
 def load_inventory(path: str | Path) -> Inventory:
-    """Read and validate an inventory file. Raises InputError (file unreadable, invalid)."""
+    """Read and validate an inventory file (UTF-8, at most :data:`MAX_INVENTORY_BYTES`).
+
+    Raises:
+        InputError: file unreadable, too large, not UTF-8, or invalid (see :func:`parse_inventory`).
+    """
     p = Path(path)
     try:
-        text = p.read_text()
+        with p.open("rb") as f:
+            raw = f.read(MAX_INVENTORY_BYTES + 1)
     except OSError as e:
         raise InputError(str(p), f"cannot read the inventory ({e.strerror})", "pass an existing file with -i") from e
+    if len(raw) > MAX_INVENTORY_BYTES:
+        raise InputError(str(p), f"the inventory is larger than {MAX_INVENTORY_BYTES // 2**20} MiB",
+                         "split it into smaller files")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(str(p), "the file is UTF-16, not UTF-8", "save it as UTF-8")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise InputError(f"{p} line {line}", f"not UTF-8 (byte {raw[e.start]:#04x} at offset {e.start})",
+                         "save the file as UTF-8") from None
     return parse_inventory(text, str(p))
 
 
-def port_index(interface: str) -> int | None:
-    """Legacy port index = the last number in the interface name (``FastEthernet0/7`` -> 7, ``Gi1/0/12`` -> 12)."""
-    m = re.search(r"(\d+)$", interface)
-    return int(m.group(1)) if m else None
+def port_index(interface: str, driver: str = "ios") -> int | None:
+    """Default OpenFlow port number of a legacy port under the numbering scheme (``docs/ofport-numbering.md``):
+    ``FastEthernet0/7`` -> 7, ``GigabitEthernet2/0/7`` -> 2007, ``Port-channel1`` -> 60001; None when the name
+    gives none (see :func:`harmless.switch_drivers.names.default_ofport`)."""
+    try:
+        return names.default_ofport(driver, interface)
+    except ValueError:
+        return None

@@ -1,8 +1,11 @@
 """The planner: inventory + device facts -> port map (pure; same input, same plan).
 
 For every migrated access port the plan fixes:
-  * its OpenFlow port number on br-of: the inventory's ``ofport`` or the legacy port index (the last number of the
-    interface name), so that br-of port 7 *is* legacy port 7 (HARMLESS paper, Sec. II: data-plane transparency);
+  * its OpenFlow port number on br-of: the inventory's ``ofport`` or the number the name gives under the numbering
+    scheme (``docs/ofport-numbering.md``: ``FastEthernet0/7`` -> 7, stack member 2's ``Gi2/0/7`` -> 2007), so that
+    br-of port 7 *is* legacy port 7 (HARMLESS paper, Sec. II: data-plane transparency);
+  * its interface name as the device spells it (inventory names are matched canonically, ``Gi0/7`` =
+    ``GigabitEthernet0/7``);
   * its VID: the inventory's ``vid``, else the VID it had in the previous plan (stable across runs), else a VLAN on
     the device that already carries this port's HARMLESS name (state lost but device configured), else
     ``range_start + ofport`` when free (readable: port 7 -> VID 107 with range 100-199), else the lowest free VID.
@@ -23,7 +26,7 @@ class PortPlan:
     """One migrated access port.
 
     Attributes:
-        interface: legacy interface name (``FastEthernet0/7``).
+        interface: legacy interface name as the device spells it (``FastEthernet0/7``).
         ofport: OpenFlow port number on br-of (= legacy port index unless overridden).
         vid: the port's own VID on the legacy switch (1..4094).
         trunk: the switch port of the trunk that carries this VID.
@@ -180,17 +183,27 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
             the device cannot do.
     """
     tpid = check_capabilities(sw, caps or Capabilities(), where)
-    ifaces = set(facts.interfaces)
+    # the device's names are the truth: inventory names match them canonically (Gi0/1 = GigabitEthernet0/1) and
+    # the plan uses the device's spelling; without an interface list, the inventory's spelling
+    dev: dict[str, str] = {}
+    for name in facts.interfaces:           # Junos lists ge-0/0/7 and its unit ge-0/0/7.0: the port's own name wins
+        c = sw.canonical(name)
+        if c not in dev or name == c:
+            dev[c] = name
+    spell = {}
     for j, t in enumerate(sw.trunks):
-        if ifaces and t.switch_port not in ifaces:
+        if dev and sw.canonical(t.switch_port) not in dev:
             raise InputError(f"{where}.trunks[{j}].switch_port", f"{sw.name} has no interface {t.switch_port}",
                              "use an interface name exactly as the device shows it")
+        spell[t.switch_port] = dev.get(sw.canonical(t.switch_port), t.switch_port)
+    trunk_of = {sw.canonical(t.switch_port): spell[t.switch_port] for t in sw.trunks}
     ofports: dict[int, str] = {}
     for j, p in enumerate(sw.access_ports):
-        if ifaces and p.interface not in ifaces:
+        if dev and sw.canonical(p.interface) not in dev:
             raise InputError(f"{where}.access_ports[{j}]", f"{sw.name} has no interface {p.interface}",
                              "use an interface name exactly as the device shows it")
-        n = p.ofport if p.ofport is not None else port_index(p.interface)
+        spell[p.interface] = dev.get(sw.canonical(p.interface), p.interface)
+        n = port_index(p.interface, sw.driver) if p.ofport is None else p.ofport
         if n is None or n < 1:
             raise InputError(f"{where}.access_ports[{j}].ofport", f"cannot derive a port number from {p.interface}",
                              "set ofport explicitly")
@@ -200,14 +213,14 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
                              "set ofport explicitly on one of them")
         ofports[n] = p.interface
     lo, hi = sw.vid_range()
-    prev = {p.interface: p for p in previous.ports} if previous else {}
+    prev = {sw.canonical(p.interface): p for p in previous.ports} if previous else {}
     ours = {p.vid for p in prev.values()}
     by_name = {name: vid for vid, name in facts.vlans.items()}
     # VIDs the device uses for something else; VIDs HARMLESS created itself (previous plan / our names) are ours.
     foreign = {v for v, name in facts.vlans.items() if v not in ours and not str(name).startswith("harmless-")}
     taken: set[int] = set()
     chosen: dict[str, int] = {}
-    ports = sorted(sw.access_ports, key=lambda p: p.ofport if p.ofport is not None else port_index(p.interface))
+    ports = sorted(sw.access_ports, key=sw.ofport_of)
     # pass 1: explicit VIDs
     for p in ports:
         if p.vid is not None:
@@ -222,10 +235,10 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
     for p in ports:
         if p.interface in chosen:
             continue
-        n = p.ofport if p.ofport is not None else port_index(p.interface)
+        n = sw.ofport_of(p)
         candidates = []
-        if p.interface in prev:
-            candidates.append(prev[p.interface].vid)
+        if sw.canonical(p.interface) in prev:
+            candidates.append(prev[sw.canonical(p.interface)].vid)
         if vlan_name(sw.name, n) in by_name:
             candidates.append(by_name[vlan_name(sw.name, n)])
         candidates.append(lo + n)
@@ -237,13 +250,14 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
                              "widen vlan_range")
         chosen[p.interface] = vid
         taken.add(vid)
-    default_trunk = sw.trunks[0].switch_port
+    default_trunk = spell[sw.trunks[0].switch_port]
     port_plans = tuple(
-        PortPlan(p.interface, n, chosen[p.interface], p.trunk or default_trunk, vlan_name(sw.name, n), p.qinq)
-        for p in ports for n in [p.ofport if p.ofport is not None else port_index(p.interface)])
+        PortPlan(spell[p.interface], n, chosen[p.interface],
+                 trunk_of[sw.canonical(p.trunk)] if p.trunk else default_trunk, vlan_name(sw.name, n), p.qinq)
+        for p in ports for n in [sw.ofport_of(p)])
     trunks = tuple(
-        TrunkPlan(t.switch_port, t.server_interface, t.type, _trunk_options(t),
-                  tuple(sorted(pp.vid for pp in port_plans if pp.trunk == t.switch_port)))
+        TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),
+                  tuple(sorted(pp.vid for pp in port_plans if pp.trunk == spell[t.switch_port])))
         for t in sw.trunks)
     return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(sw.openflow.versions), tuple(sw.openflow.controllers),
                       port_plans, trunks, tpid, index)

@@ -26,8 +26,9 @@ def device(i, name, slug, ctx, role="access-switch"):
 HARMLESS_CTX = {"harmless": {"trunks": [{"switch_port": "GigabitEthernet0/1", "server_interface": "eth1"}],
                              "access_ports": ["FastEthernet0/7", "FastEthernet0/8"], "vlan_range": "100-199"}}
 DEVICES = [device(11, "Edge1", "cisco-ios", HARMLESS_CTX),
-           device(12, "edge2", "arista-eos", {**HARMLESS_CTX, "harmless": {**HARMLESS_CTX["harmless"],
-                                                                            "driver": "ios"}}),
+           device(12, "edge2", "arista-eos", {**HARMLESS_CTX, "harmless": {
+               **HARMLESS_CTX["harmless"], "driver": "ios",
+               "trunks": [{"switch_port": "GigabitEthernet0/1", "server_interface": "eth2"}]}}),
            device(13, "core1", "cisco-ios", {}),                                 # no harmless context: skipped
            device(14, "printer", "cisco-ios", HARMLESS_CTX, role="other")]       # filtered out by role
 

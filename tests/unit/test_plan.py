@@ -74,8 +74,11 @@ def test_ofport_collision_and_unknown_interface():
 
 
 def test_range_exhausted():
+    # large enough for the ports (validation), but VID 100 is in use on the device
     with pytest.raises(InputError, match=r"vlan_range: no free VID left in 100-101"):
-        make_plan(inv(vlan_range="100-101"), facts({100: "users"}))
+        make_plan(inv(ports=("FastEthernet0/7", "FastEthernet0/8"), vlan_range="100-101"), facts({100: "users"}))
+    with pytest.raises(InputError, match=r"vlan_range: 100-101 holds 2 VIDs for 3 access ports"):
+        inv(vlan_range="100-101")
 
 
 def test_vlan_name():
@@ -114,3 +117,34 @@ def test_stag_tpid_must_be_an_8021q_or_8021ad_tpid():
     with pytest.raises(InputError) as e:
         inv(stag_tpid=0x9100)
     assert "stag_tpid" in e.value.where and "0x9100" in e.value.problem
+
+
+def test_inventory_names_match_the_device_canonically_and_the_plan_uses_the_device_spelling():
+    a = make_plan(inv(ports=("Fa0/7", {"interface": "fastethernet0/8", "trunk": "gi0/1"})), facts())
+    sp = a.switches[0]
+    assert [(p.interface, p.ofport, p.trunk) for p in sp.ports] == [
+        ("FastEthernet0/7", 7, "GigabitEthernet0/1"), ("FastEthernet0/8", 8, "GigabitEthernet0/1")]
+    assert sp.trunks[0].switch_port == "GigabitEthernet0/1" and sp.trunks[0].vids == (107, 108)
+    # a later run spelling the ports in full keeps the previous VIDs
+    b = make_plan(inv(ports=("FastEthernet0/7", "FastEthernet0/8")), facts(), previous=a)
+    assert [(p.interface, p.vid) for p in b.switches[0].ports] == [(p.interface, p.vid) for p in sp.ports]
+    with pytest.raises(InputError, match=r"access_ports\[0\]: sw1 has no interface Gi0/9"):
+        make_plan(inv(ports=("Gi0/9",)), facts())
+
+
+def test_stack_members_and_lags_get_distinct_ofports():
+    stack = tuple(f"GigabitEthernet{m}/0/{n}" for m in (1, 2) for n in range(1, 49)) + ("Port-channel1",)
+    f = {"sw1": DeviceFacts("sw1", "C9300", "17", stack + ("TenGigabitEthernet1/1/1",), {1: "default"})}
+    sp = make_plan(inv(ports=("Gi1/0/1", "Gi2/0/1", "Po1"), vlan_range="100-3999",
+                       trunks=[{"switch_port": "Te1/1/1", "server_interface": "eth1"}]), f).switches[0]
+    assert [(p.interface, p.ofport) for p in sp.ports] == [
+        ("GigabitEthernet1/0/1", 1), ("GigabitEthernet2/0/1", 2001), ("Port-channel1", 60001)]
+
+
+def test_junos_unit_0_in_the_inventory_plans_the_port_itself():
+    sw = {"name": "ex1", "driver": "junos", "host": "h", "username": "u", "password_env": "X",
+          "trunks": [{"switch_port": "ge-0/0/47", "server_interface": "eth1"}], "access_ports": ["ge-0/0/7.0"]}
+    inv_ = parse_inventory(yaml.safe_dump({"switches": [sw]}), "inv.yaml")
+    f = {"ex1": DeviceFacts("ex1", "EX2300", "21", ("ge-0/0/7", "ge-0/0/7.0", "ge-0/0/47.0", "ge-0/0/47"), {})}
+    sp = make_plan(inv_, f).switches[0]
+    assert [(p.interface, p.ofport) for p in sp.ports] == [("ge-0/0/7", 7)] and sp.trunks[0].switch_port == "ge-0/0/47"
