@@ -217,6 +217,13 @@ def archive(op: str) -> None:
         st.fsync_dir(p.parent)
 
 
+def tidy() -> None:
+    """Archive a journal whose run ended but was killed before archiving it (its last record is an ``*.end``)."""
+    recs = unfinished()
+    if recs and is_finished(recs):
+        archive(str(recs[0].get("op", "run")))
+
+
 def is_finished(recs: list[dict] | None) -> bool:
     """True when there is no journal or its last record ends the run (``up.end``/``down.end``/...)."""
     return not recs or str(recs[-1].get("step", "")).endswith(".end")

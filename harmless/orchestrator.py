@@ -225,6 +225,7 @@ def carries_harmless(facts: DeviceFacts) -> list[int]:
 
 
 def _refuse_unfinished(where: str) -> None:
+    journal.tidy()
     recs = journal.unfinished()
     if recs and not journal.is_finished(recs):
         raise InputError(where, journal.describe(recs),
@@ -638,6 +639,7 @@ def down(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> dic
 
 
 def _down_locked(progress: Progress, on_switch: SwitchEvent) -> dict:
+    journal.tidy()
     recs = journal.unfinished()
     if journal.is_finished(recs):
         recs = None
@@ -722,6 +724,7 @@ def recover(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> 
         LockedError, HarmlessError: as :func:`down`.
     """
     with st.lock(), journal.interruptible(progress):
+        journal.tidy()
         recs = journal.unfinished()
         if journal.is_finished(recs):
             return {"recovered": "nothing"}
