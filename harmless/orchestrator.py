@@ -562,9 +562,18 @@ def _down_targets(s: dict | None, recs: list[dict] | None) -> dict[str, tuple[Sw
         if e["switch"] not in out and e.get("record"):
             out[e["switch"]] = (Switch.model_validate(e["record"]), {"file": e["file"], "sha256": e["sha256"]})
     for name in journal.touched_switches(recs or []):
-        if name not in out:
-            raise StateError("harmless down", f"{name} was touched by an interrupted run but no original backup of it "
-                             "is retained", "restore it from your own backup")
+        if name in out:
+            continue
+        mine = [r for r in recs if r.get("switch") == name and r.get("step") in
+                ("device.commit", "device.restore", "device.restored")]
+        if mine[-1]["step"] == "device.restored" and mine[-1].get("ok"):
+            continue                       # the interrupted run's rollback already proved it back
+        back = next((r.get("rollback_to") or r.get("to") for r in mine if r.get("rollback_to") or r.get("to")), None)
+        rec = next((e["record"] for e in reversed(st.backup_index()) if e["switch"] == name and e.get("record")), None)
+        if back is None or rec is None:
+            raise StateError("harmless down", f"{name} was touched by an interrupted run but no backup of it is "
+                             "retained", "restore it from your own backup")
+        out[name] = (Switch.model_validate(rec), back)
     return out
 
 
