@@ -427,7 +427,10 @@ def status(with_device: bool = True) -> dict:
 
     Returns:
         ``{"deployed": bool, "switches": [{"name", "bridge", "datapath_id", "ports": [{"interface", "ofport",
-        "vid", "device_link", "rx_packets", "tx_packets"}], "controllers": [...], "trunks": {...}}]}``.
+        "vid", "device_link", "br_of_state", "blocked_by_watch", "rx_packets", "tx_packets"}], "controllers": [...],
+        "trunks": {...}}]}`` (``device_link`` up/down/admin-down/unknown as the device reports it; ``br_of_state``
+        the OpenFlow port state a controller sees, e.g. LIVE or LINK_DOWN; ``blocked_by_watch`` whether
+        ``harmless watch`` holds the port link-down).
     """
     s = st.load()
     if not s or not s.get("plan"):
@@ -459,6 +462,8 @@ def status(with_device: bool = True) -> dict:
             c = ps["ports"].get(p.ofport, {})
             ports.append({"interface": p.interface, "ofport": p.ofport, "vid": p.vid,
                           "device_link": links.get(p.interface, "unknown"),
+                          "br_of_state": c.get("br_of_state", "unknown"),
+                          "blocked_by_watch": c.get("blocked_by_watch", False),
                           "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0)})
         out["switches"].append({"name": sp.name, "bridge": sp.bridge, "datapath_id": sp.datapath_id,
                                 "ports": ports, "controllers": ps["controllers"], "trunks": ps["trunks"],
