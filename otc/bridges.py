@@ -246,7 +246,8 @@ def set_link(ovs: Ovs, sp: SwitchPlan, ofport: int, up: bool) -> None:
 
     Down: a persistent tap named like the br-of interface is created (up, no carrier: no process holds it open) and
     the interface is switched to it in one OVSDB transaction; OVS sends OFPT_PORT_STATUS DELETE, then ADD with
-    ``OFPPS_LINK_DOWN``, same port number and name. Up: back to the patch port (DELETE, ADD, MODIFY with
+    ``OFPPS_LINK_DOWN``, same port number and name; then the tap takes the port's previous MAC address, which makes
+    OVS send a MODIFY with ``OFPPS_LINK_DOWN`` too. Up: back to the patch port (DELETE, ADD, MODIFY with
     ``OFPPS_LIVE``), then the tap is deleted. ovs-vsctl returns once ovs-vswitchd has applied the change, i.e. after
     the port-status messages are queued to the controllers. Idempotent.
 
@@ -258,9 +259,16 @@ def set_link(ovs: Ovs, sp: SwitchPlan, ofport: int, up: bool) -> None:
     if up:
         _vsctl_txn(ovs, patch_commands(sp, ofport))
         _delete_tap(ovs, of_side)
-    else:
-        _ensure_tap(ovs, of_side)
-        _vsctl_txn(ovs, placeholder_commands(of_side, ofport))
+        return
+    rows = ovs.vsctl_json("Interface", of_side, columns=["mac_in_use"]) if of_side in _iface_names(ovs) else []
+    mac = rows[0]["mac_in_use"] if rows and isinstance(rows[0]["mac_in_use"], str) else ""
+    _ensure_tap(ovs, of_side)
+    _vsctl_txn(ovs, placeholder_commands(of_side, ofport))
+    # Give the tap the port's previous address: the port keeps its hw_addr, and the change makes OVS send a
+    # port-status MODIFY (state LINK_DOWN) after the ADD. Controllers that take any ADD for "port up" (Faucet 1.10:
+    # valve.port_status_handler) act on this MODIFY and take the port down.
+    if mac and (_link_info(ovs, of_side) or {}).get("address") != mac:
+        _ip(ovs, "link", "set", "dev", of_side, "address", mac)
 
 
 def parse_ports_desc(text: str) -> dict[int, dict]:
@@ -305,6 +313,10 @@ def link_view(ovs: Ovs, sp: SwitchPlan) -> dict[int, dict]:
                          "br_of_config": sorted(d["config"]) if d else [],
                          "blocked_by_watch": patch_names(sp.name, p.ofport)[1] in held}
     return out
+
+
+def _iface_names(ovs: Ovs) -> set[str]:
+    return {r["name"] for r in ovs.vsctl_json("Interface", columns=["name"])}
 
 
 def _vsctl_txn(ovs: Ovs, cmds: list[list[str]]) -> None:

@@ -3,8 +3,8 @@
 The file is named by ``HARMLESS_PORTLOG`` (default ``portlog.jsonl`` in the working folder). Lines:
 
 * ``{"ev": "connected", "dpid", "t"}`` when a switch connects (features reply);
-* ``{"ev": "port_desc", "dpid", "ports": {no: {"name", "config", "state"}}, "t"}`` the port description at connect;
-* ``{"ev": "port_status", "dpid", "port", "name", "reason": "ADD"|"DELETE"|"MODIFY", "config", "state",
+* ``{"ev": "port_desc", "dpid", "ports": {no: {"name", "hw_addr", "config", "state"}}, "t"}`` the port description at connect;
+* ``{"ev": "port_status", "dpid", "port", "name", "hw_addr", "reason": "ADD"|"DELETE"|"MODIFY", "config", "state",
   "link_down", "live", "t"}`` for every OFPT_PORT_STATUS (``config``/``state`` are the raw bit fields);
 * ``{"ev": "flow_removed", "dpid", "cookie", "reason", "t"}`` for every OFPT_FLOW_REMOVED.
 
@@ -43,7 +43,8 @@ class PortLog(app_manager.OSKenApp):
 
     @set_ev_cls(ofp_event.EventOFPPortDescStatsReply, MAIN_DISPATCHER)
     def port_desc(self, ev):
-        ports = {p.port_no: {"name": p.name.decode(), "config": p.config, "state": p.state} for p in ev.msg.body}
+        ports = {p.port_no: {"name": p.name.decode(), "hw_addr": p.hw_addr, "config": p.config, "state": p.state}
+                 for p in ev.msg.body}
         self._log(ev="port_desc", dpid=ev.msg.datapath.id, ports=ports)
 
     @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
@@ -54,7 +55,7 @@ class PortLog(app_manager.OSKenApp):
                                                                                                     str(msg.reason))
         d = msg.desc
         self._log(ev="port_status", dpid=msg.datapath.id, port=d.port_no, name=d.name.decode(), reason=reason,
-                  config=d.config, state=d.state, link_down=bool(d.state & ofp.OFPPS_LINK_DOWN),
+                  hw_addr=d.hw_addr, config=d.config, state=d.state, link_down=bool(d.state & ofp.OFPPS_LINK_DOWN),
                   live=bool(d.state & ofp.OFPPS_LIVE))
 
     @set_ev_cls(ofp_event.EventOFPFlowRemoved, MAIN_DISPATCHER)

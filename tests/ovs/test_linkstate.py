@@ -136,14 +136,17 @@ def test_link_down_reaches_the_controller_as_link_down_and_nothing_passes(env):
     assert env.exchange(107, 110) == 5 and env.exchange(110, 107) == 5      # the hairpin works both ways
     assert env.desc7()["state"] == {"LIVE"}
     otc_before, ctl_before, ofports_before = env.brotc_flows(), env.ctl_flows(), env.ofports()
+    mac_before = o.vsctl("get", "Interface", "sw1-p7", "mac_in_use").strip().strip('"')
     mark = len(env.events())
 
     bridges.set_link(o, sp, 7, up=False)
-    evs = env.wait_events(mark, lambda v: any(x["reason"] == "ADD" for x in v), "port-status ADD (link down)")
-    # OVS reports the swap as DELETE then ADD; the ADD carries OFPPS_LINK_DOWN, no LIVE, config untouched
-    assert [x["reason"] for x in evs] == ["DELETE", "ADD"]
-    add = evs[-1]
-    assert (add["port"], add["name"], add["link_down"], add["live"], add["config"]) == (7, "sw1-p7", True, False, 0)
+    evs = env.wait_events(mark, lambda v: any(x["reason"] == "MODIFY" for x in v), "port-status MODIFY (link down)")
+    # OVS reports the swap as DELETE then ADD; ADD and the MODIFY after it carry OFPPS_LINK_DOWN, no LIVE, config
+    # untouched; the MODIFY gives the port its previous hardware address back
+    assert [x["reason"] for x in evs] == ["DELETE", "ADD", "MODIFY"]
+    for x in evs[1:]:
+        assert (x["port"], x["name"], x["link_down"], x["live"], x["config"]) == (7, "sw1-p7", True, False, 0), x
+    assert evs[-1]["hw_addr"] == mac_before
     assert env.desc7() == {"name": "sw1-p7", "config": set(), "state": {"LINK_DOWN"}}
     view = bridges.link_view(o, sp)
     assert view[7] == {"br_of_state": "LINK_DOWN", "br_of_config": [], "blocked_by_watch": True}
