@@ -106,6 +106,37 @@ def poll_once(ovs: Ovs, plan: Plan, links: dict[str, dict[str, str]],
     return events
 
 
+def mirror_at_up(ovs: Ovs, plan: Plan, drivers: dict, progress: Callable[[str], None] = lambda m: None
+                 ) -> list[LinkEvent]:
+    """One mirror pass at the end of ``harmless up``, with the driver sessions ``up`` already has open, so a port
+    whose legacy link is already down is on br-of as LINK_DOWN from the start (not only after ``watch``'s first poll).
+
+    Args:
+        drivers: ``{switch: open driver}``; switches without one are skipped.
+
+    Returns:
+        The changes made. Never raises for a device or OVS failure: it is reported through ``progress`` and
+        ``harmless watch`` mirrors the link on its first poll.
+    """
+    events = []
+    for sp in plan.switches:
+        drv = drivers.get(sp.name)
+        if drv is None:
+            continue
+        try:
+            links = drv.link_states()
+            events += poll_once(ovs, plan, {sp.name: links}, {sp.name: time.time()})
+        except NotImplementedError:
+            progress(f"{sp.name}: the driver cannot read link states; br-of ports start up (harmless watch "
+                     "mirrors nothing for this switch)")
+        except HarmlessError as e:
+            progress(f"{sp.name}: link states not mirrored at up ({e}); harmless watch does it on its first poll")
+    for ev in events:
+        progress(f"{ev.switch} {ev.interface}: legacy link {ev.device_state}, br-of port {ev.ofport} built "
+                 f"{'LINK_DOWN' if ev.link == 'down' else 'LIVE'}")
+    return events
+
+
 def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEvent], None] = lambda e: None,
           on_error: Callable[[str], None] = lambda m: None) -> None:
     """Poll the deployed switches every ``interval`` seconds and mirror link changes (until Ctrl-C or ``once``).

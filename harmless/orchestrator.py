@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harmless import fleet
+from harmless import fleet, linkwatch
 from harmless import state as st
 from harmless.errors import CommitError, DeviceError, HarmlessError, InputError, OvsError
 from harmless.inventory import Inventory, Switch, load_inventory
@@ -307,6 +307,7 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
         for n, did in committed.items():
             if did and drivers[n].capabilities.commit_confirm:
                 drivers[n].confirm()
+        linkwatch.mirror_at_up(ovs, effective, {n: drivers[n] for n in committed}, progress)
     except BaseException as err:
         _rollback_up(res, drivers, committed, backups, ovs, created_ovs, progress)
         touched = any(committed.values()) or ovs is not None

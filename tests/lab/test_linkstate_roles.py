@@ -3,6 +3,7 @@
 * Two controllers on one br-of (OpenFlow 1.3 multiple controllers): a master and a slave; ``harmless status`` shows
   both connected with their roles and traffic flows through the master. A third, listening-only os-ken app
   (``tests/apps/portlog.py``) timestamps every port-status it receives.
+* A port whose cable is out when ``harmless up`` runs is built LINK_DOWN; ``watch`` brings it up once plugged.
 * Pulling a lab access link (the legacy port's cable, ``ip link set ... down`` in the switch's namespace) makes
   ``harmless watch`` show the br-of port as ``OFPPS_LINK_DOWN`` to every controller (port-status DELETE + ADD with
   LINK_DOWN, config bits untouched), ``harmless status`` shows device link, br-of state and the watch's hold;
@@ -90,9 +91,25 @@ def osken_port_status(log: Path, port: int) -> list[tuple[str, int, int]]:
 OFPPS_LINK_DOWN, OFPPS_LIVE = 0x1, 0x4
 
 
+def device_link(L, iface):
+    d = L.driver()
+    try:
+        return d.link_states().get(iface)
+    finally:
+        d.close()
+
+
 def test_master_and_slave_controllers_are_visible_and_a_pulled_link_reaches_them(lab2ctl):
     L = lab2ctl
+    # host 8's cable is out when `up` runs: its br-of port is built LINK_DOWN (no watch running yet)
+    veth8 = L.info["port_map"]["FastEthernet0/8"]
+    subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth8, "down"], check=True)
+    wait_for(lambda: device_link(L, "FastEthernet0/8") == "down", 20, "the lab switch to report Fa0/8 down")
     orch.up(str(L.inventory))
+    p8 = next(p for p in orch.status()["switches"][0]["ports"] if p["ofport"] == 8)
+    assert (p8["device_link"], p8["br_of_state"], p8["blocked_by_watch"]) == ("down", "LINK_DOWN", True)
+    subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth8, "up"], check=True)
+    wait_for(lambda: device_link(L, "FastEthernet0/8") == "up", 20, "the lab switch to report Fa0/8 up")
 
     def roles():
         ctl = orch.status(with_device=False)["switches"][0]["controllers"]
@@ -101,7 +118,6 @@ def test_master_and_slave_controllers_are_visible_and_a_pulled_link_reaches_them
             else None
     got = wait_for(roles, 20, "all three controllers connected with their roles")
     assert (got["tcp:127.0.0.1:6653"], got[f"tcp:127.0.0.1:{SLAVE_PORT}"]) == ("master", "slave")
-    assert lab.ping(L.info, 7, 8, count=3) == 0.0
 
     logs = {"master": L.state_dir / "controller.log", "slave": L.state_dir / "slave.log"}
     portlog = L.state_dir / "portlog.jsonl"
@@ -110,7 +126,12 @@ def test_master_and_slave_controllers_are_visible_and_a_pulled_link_reaches_them
                              env={**os.environ})
     veth = L.info["port_map"]["FastEthernet0/7"]
     try:
-        time.sleep(2 * WATCH_INTERVAL + 0.5)       # first polls: every port up, nothing to change
+        ev = json.loads(read_line(watch, 20))      # first poll: host 8's cable is back
+        assert (ev["interface"], ev["ofport"], ev["link"], ev["device_state"]) == ("FastEthernet0/8", 8, "up", "up")
+        wait_for(lambda: [e for e in port_events(portlog, 8) if e["live"] and e["reason"] != "DELETE"], 10,
+                 "port 8 LIVE at the app")
+        assert wait_for(lambda: lab.ping(L.info, 7, 8, count=2) == 0.0, 15, "traffic once port 8 is up")
+        time.sleep(WATCH_INTERVAL + 0.5)           # a further poll: nothing to change
         assert port_events(portlog, 7) == []
         t_pull = time.time()
         subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth, "down"], check=True)

@@ -87,3 +87,23 @@ def test_watch_refuses_a_too_short_interval_and_an_empty_deployment(state_dir):
         watch(2.0, once=True)
     assert "nothing is deployed" in e.value.problem
     assert not (state_dir / "state.json").exists()
+
+
+def test_mirror_at_up_never_fails_up_for_a_driver_without_link_states():
+    from harmless.errors import DeviceError
+    from harmless.linkwatch import mirror_at_up
+
+    class NoLinks:
+        def link_states(self):
+            raise NotImplementedError
+
+    class Lost:
+        def link_states(self):
+            raise DeviceError("sw1", "session lost", "retry")
+
+    said = []
+    plan = Plan((SP,))
+    assert mirror_at_up(None, plan, {"sw1": NoLinks()}, said.append) == []
+    assert mirror_at_up(None, plan, {"sw1": Lost()}, said.append) == []
+    assert mirror_at_up(None, plan, {}, said.append) == []
+    assert "cannot read link states" in said[0] and "session lost" in said[1] and len(said) == 2
