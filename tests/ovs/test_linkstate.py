@@ -209,3 +209,83 @@ def test_a_foreign_device_with_the_ports_name_is_refused(env):
             == {"LIVE"}
     finally:
         subprocess.run(["ip", "-n", o.netns, "link", "del", "sw1-p10"])
+
+
+FAUCET_YAML = """
+vlans:
+  office:
+    vid: 100
+dps:
+  sw1:
+    dp_id: 0xab
+    hardware: "Open vSwitch"
+    interfaces:
+      7:
+        native_vlan: office
+      10:
+        native_vlan: office
+"""
+
+
+def test_faucet_takes_the_port_down_and_up(env, tmp_path):
+    """Faucet 1.10 (its own view, from its log, and its Prometheus ``port_status``) follows the construction.
+
+    Faucet treats every OFPPR_ADD as "port up" whatever its state bits (``valve.port_status_handler``): without the
+    MODIFY that follows the ADD it would end "up" on a dead port; this test fails then. Runs last in the module
+    (Faucet replaces every flow of br-of).
+    """
+    import importlib.util
+    if importlib.util.find_spec("faucet") is None:
+        pytest.skip("needs Faucet (pip install faucet==1.10.12)")
+    o, sp = env.ovs, env.sp
+    bridges.apply(o, env.plan)
+    bridges.set_link(o, sp, 7, up=True)
+    (tmp_path / "faucet.yaml").write_text(FAUCET_YAML)
+    log = tmp_path / "faucet.log"
+    bindir = Path(sys.executable).parent
+    fenv = {**os.environ, "FAUCET_CONFIG": str(tmp_path / "faucet.yaml"), "FAUCET_LOG": str(log),
+            "FAUCET_EXCEPTION_LOG": str(tmp_path / "faucet-exc.log"), "FAUCET_PROMETHEUS_PORT": "9302",
+            "FAUCET_PROMETHEUS_ADDR": "127.0.0.1", "PATH": f"{bindir}:{os.environ['PATH']}"}
+    faucet = subprocess.Popen(["ip", "netns", "exec", o.netns, str(bindir / "faucet"), "--ryu-ofp-tcp-listen-port",
+                               "6654", "--ryu-ofp-listen-host", "127.0.0.1"], env=fenv,
+                              stdout=open(tmp_path / "faucet.out", "w"), stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    two = Plan((SwitchPlan(sp.name, sp.bridge, sp.datapath_id, sp.protocols,
+                           (*sp.controllers, "tcp:127.0.0.1:6654"), sp.ports, sp.trunks),))
+
+    def port_status():
+        code = "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:9302', timeout=2).read().decode())"
+        p = subprocess.run(["ip", "netns", "exec", o.netns, sys.executable, "-c", code], capture_output=True,
+                           text=True, timeout=30)
+        import re
+        return {int(m.group(1)): float(m.group(2)) for m in
+                re.finditer(r'^port_status\{[^}]*port="(\d+)"[^}]*\} (\S+)', p.stdout, re.M)}
+
+    def faucet_view():
+        import re
+        found = re.findall(r"Port 7 \(7\) (up|down)$", log.read_text() if log.exists() else "", re.M)
+        return found[-1] if found else None
+
+    def wait(cond, what, timeout=30):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if cond():
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; faucet log tail: "
+                             f"{log.read_text()[-1500:] if log.exists() else '(none)'}")
+
+    try:
+        bridges.apply(o, two)
+        wait(lambda: port_status().get(7) == 1.0 and faucet_view() == "up", "Faucet to see port 7 up")
+        bridges.set_link(o, sp, 7, up=False)
+        wait(lambda: port_status().get(7) == 0.0, "Faucet port_status 0")
+        wait(lambda: faucet_view() == "down", "Faucet to take port 7 down")
+        time.sleep(1.0)
+        assert faucet_view() == "down" and port_status().get(7) == 0.0 and port_status().get(10) == 1.0
+        bridges.set_link(o, sp, 7, up=True)
+        wait(lambda: port_status().get(7) == 1.0 and faucet_view() == "up", "Faucet to see port 7 up again")
+    finally:
+        faucet.terminate()
+        faucet.wait(10)
+        bridges.apply(o, env.plan)
