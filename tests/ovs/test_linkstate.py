@@ -211,6 +211,29 @@ def test_a_foreign_device_with_the_ports_name_is_refused(env):
         subprocess.run(["ip", "-n", o.netns, "link", "del", "sw1-p10"])
 
 
+def test_a_fast_failover_group_skips_the_port_while_its_link_is_down(env):
+    """The LIVE bit is what OpenFlow fast-failover groups watch: bucket 1 (watch port 7) while up, bucket 2 when down."""
+    o, sp = env.ovs, env.sp
+    bridges.apply(o, env.plan)
+    o.ofctl("-O", "OpenFlow13", "add-group", "br-of-sw1",
+            "group_id=1,type=ff,bucket=watch_port:7,output:7,bucket=watch_port:10,output:in_port")
+    o.ofctl("-O", "OpenFlow13", "add-flow", "br-of-sw1", "cookie=0x99,priority=20,in_port=10,actions=group:1")
+    frame = "in_port=1900,dl_vlan=110,dl_src=02:00:00:00:00:0a,dl_dst=02:00:00:00:00:07"
+
+    def actions():
+        out = o.appctl("ofproto/trace", "br-otc", frame)
+        return out.split("Datapath actions:")[1].strip().splitlines()[0]
+    try:
+        assert actions().startswith("pop_vlan,push_vlan(vid=107")            # to port 7
+        bridges.set_link(o, sp, 7, up=False)
+        assert "vid=107" not in actions() and actions() != "drop"         # failed over: back out of port 10
+        bridges.set_link(o, sp, 7, up=True)
+        assert actions().startswith("pop_vlan,push_vlan(vid=107")
+    finally:
+        o.ofctl("-O", "OpenFlow13", "del-flows", "br-of-sw1", "cookie=0x99/-1")
+        o.ofctl("-O", "OpenFlow13", "del-groups", "br-of-sw1")
+
+
 FAUCET_YAML = """
 vlans:
   office:
