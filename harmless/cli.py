@@ -221,9 +221,8 @@ def status(as_json, no_device):
         return
     for sw in s["switches"]:
         t = Table(title=f"{sw['name']}: {sw['bridge']} (datapath id {sw['datapath_id']})")
-        for col in ("legacy port", "OF port", "VID", "device link", "br-of state", "held by watch", "rx packets",
-                    "tx packets"):
-            t.add_column(col)
+        for col in ("legacy port", "OF port", "VID", "device link", "br-of state", "held", "rx packets", "tx packets"):
+            t.add_column(col, min_width=9 if col == "br-of state" else None)    # fits LINK_DOWN
         for p in sw["ports"]:
             t.add_row(p["interface"], str(p["ofport"]), str(p["vid"]), p["device_link"], p.get("br_of_state", "-"),
                       "yes" if p.get("blocked_by_watch") else "no", str(p["rx_packets"]), str(p["tx_packets"]))
