@@ -242,14 +242,17 @@ def status(as_json, no_device):
               help="seconds between polls of the switches' link states (0.5 or more)")
 @click.option("--once", is_flag=True, help="poll once, mirror what changed, exit")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line for each change")
+@click.option("--syslog", default=None, metavar="HOST:PORT",
+              help="also listen for the switches' syslog (UDP): a link-change message polls that switch at once")
 @handle_errors
-def watch(interval, once, as_json):
+def watch(interval, once, as_json, syslog):
     """Mirror legacy link state to br-of: a legacy access port going down/up reaches every controller.
 
     Polls every deployed switch (NAPALM get_interfaces) every --interval seconds. When a migrated port's link goes
     down (or is shut down on the device) its br-of port shows state LINK_DOWN to the controllers and passes nothing;
     when it comes back it is LIVE again. OVS sends an OpenFlow port-status each time (DELETE + ADD, the port keeps its
-    number and name; see docs/link-state.md). The port's config bits stay the controller's. Runs until Ctrl-C;
+    number and name; see docs/link-state.md). The port's config bits stay the controller's. With --syslog, a
+    link-change syslog message from a switch polls it at once (the device's answer is what counts). Runs until Ctrl-C;
     packaging/harmless-watch.service runs it as a service.
     """
     _need_root()
@@ -267,7 +270,9 @@ def watch(interval, once, as_json):
                       f"(device: {ev.device_state}; on br-of {1000 * (ev.applied_at - ev.detected_at):.0f} ms "
                       "after the device answered)")
 
-    linkwatch.watch(interval, once, on_event=event, on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"))
+    listen = linkwatch.parse_listen(syslog) if syslog else None
+    linkwatch.watch(interval, once, on_event=event, on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"),
+                    syslog=listen)
 
 
 # ----------------------------------------------------------------------------- lab

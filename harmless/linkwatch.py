@@ -19,6 +19,9 @@ left as it is.
 """
 from __future__ import annotations
 
+import re
+import select
+import socket
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -137,12 +140,73 @@ def mirror_at_up(ovs: Ovs, plan: Plan, drivers: dict, progress: Callable[[str], 
     return events
 
 
+#: syslog messages that announce a link change on the device: Cisco IOS/IOS-XE and Arista EOS ``%LINK-3-UPDOWN`` /
+#: ``%LINEPROTO-5-UPDOWN``, Junos ``SNMP_TRAP_LINK_DOWN``/``_UP``, HP ProCurve/Aruba ``port N is now off-line``/``on-line``
+LINK_MESSAGE = re.compile(r"%LINK-\d-UPDOWN|%LINEPROTO-\d-UPDOWN|SNMP_TRAP_LINK_(?:DOWN|UP)|is now (?:on|off)-line",
+                          re.IGNORECASE)
+
+
+def syslog_trigger(message: str, source_ip: str, switches_by_ip: dict[str, str]) -> str | None:
+    """The switch whose link-state poll a syslog datagram asks for, or None (pure).
+
+    Only a message from a deployed switch's management address that announces a link change counts. The message
+    only triggers a poll: the device's own answer (``link_states()``) stays what is mirrored, so a forged datagram
+    can make watch poll early but cannot take a port down.
+
+    Args:
+        message: the datagram's text (RFC 3164 or 5424).
+        source_ip: the sender's address.
+        switches_by_ip: ``{management IP: switch name}``.
+    """
+    name = switches_by_ip.get(source_ip)
+    return name if name is not None and LINK_MESSAGE.search(message) else None
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``0.0.0.0:514``, ``[::]:5514``) -> (host, port). Raises InputError naming ``--syslog``."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise InputError("--syslog", f"{text!r} is not HOST:PORT", "give HOST:PORT, e.g. --syslog 0.0.0.0:514")
+    return host, int(port)
+
+
+def _listen(addr: tuple[str, int]) -> socket.socket:
+    fam = socket.AF_INET6 if ":" in addr[0] else socket.AF_INET
+    sock = socket.socket(fam, socket.SOCK_DGRAM)
+    try:
+        sock.bind(addr)
+    except OSError as e:
+        sock.close()
+        raise HarmlessError("--syslog", f"cannot listen on {addr[0]}:{addr[1]}/udp ({e.strerror})",
+                            "choose a free port, or stop the other syslog receiver") from None
+    return sock
+
+
+def _resolve(hosts: dict[str, str]) -> dict[str, str]:
+    """``{switch: host}`` -> ``{IP: switch}`` (names that do not resolve are left out)."""
+    out = {}
+    for name, host in hosts.items():
+        try:
+            for info in socket.getaddrinfo(host, None, type=socket.SOCK_DGRAM):
+                out[info[4][0]] = name
+        except OSError:
+            continue
+    return out
+
+
 def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEvent], None] = lambda e: None,
-          on_error: Callable[[str], None] = lambda m: None) -> None:
+          on_error: Callable[[str], None] = lambda m: None, syslog: tuple[str, int] | None = None) -> None:
     """Poll the deployed switches every ``interval`` seconds and mirror link changes (until Ctrl-C or ``once``).
 
     Driver sessions stay open between polls and are reopened after an error (reported through ``on_error``, the
-    loop goes on). Raises InputError when nothing is deployed or ``interval`` is below 0.5 s.
+    loop goes on). With ``syslog`` (host, port) watch also listens for the switches' syslog over UDP: a link-change
+    message from a switch's management address (:func:`syslog_trigger`) polls that switch at once, so the reaction
+    no longer waits for the next interval (the switch must log to this host: e.g. IOS ``logging host <ip>``).
+
+    Raises:
+        InputError: nothing is deployed or ``interval`` is below :data:`MIN_INTERVAL`.
+        HarmlessError: the syslog port cannot be bound.
     """
     from harmless.orchestrator import connect, state_ovs
     if interval < MIN_INTERVAL:
@@ -152,32 +216,51 @@ def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEve
     if not s or not s.get("plan"):
         raise InputError("harmless watch", "nothing is deployed", "run harmless up first")
     plan = Plan.from_dict(s["plan"])
+    by_name = {sp.name: sp for sp in plan.switches}
     ovs = state_ovs(s)
     sessions: dict[str, object] = {}
+    sock = _listen(syslog) if syslog else None
+    by_ip = _resolve({n: s["switches"][n]["host"] for n in by_name if n in s.get("switches", {})}) if sock else {}
+
+    def poll(sp: SwitchPlan) -> None:
+        try:
+            if sp.name not in sessions:
+                sw = Switch.model_validate(s["switches"][sp.name])
+                sessions[sp.name] = connect(sw, f"{s['inventory']}: switch {sp.name}")
+            links = sessions[sp.name].link_states()
+            seen = time.time()
+        except (HarmlessError, NotImplementedError) as e:
+            on_error(f"{sp.name}: {e or 'the driver cannot read link states'}")
+            drv = sessions.pop(sp.name, None)
+            if drv is not None:
+                drv.close()
+            return
+        try:
+            for ev in poll_once(ovs, plan, {sp.name: links}, {sp.name: seen}):
+                on_event(ev)
+        except HarmlessError as e:
+            on_error(str(e))
+
     try:
         while True:
             t0 = time.monotonic()
             for sp in plan.switches:       # mirror each switch's answer at once: no wait for the others
-                try:
-                    if sp.name not in sessions:
-                        sw = Switch.model_validate(s["switches"][sp.name])
-                        sessions[sp.name] = connect(sw, f"{s['inventory']}: switch {sp.name}")
-                    links = sessions[sp.name].link_states()
-                    seen = time.time()
-                except (HarmlessError, NotImplementedError) as e:
-                    on_error(f"{sp.name}: {e or 'the driver cannot read link states'}")
-                    drv = sessions.pop(sp.name, None)
-                    if drv is not None:
-                        drv.close()
-                    continue
-                try:
-                    for ev in poll_once(ovs, plan, {sp.name: links}, {sp.name: seen}):
-                        on_event(ev)
-                except HarmlessError as e:
-                    on_error(str(e))
+                poll(sp)
             if once:
                 return
-            time.sleep(max(0.0, interval - (time.monotonic() - t0)))
+            deadline = t0 + interval
+            while (left := deadline - time.monotonic()) > 0:
+                if sock is None:
+                    time.sleep(left)
+                    break
+                if not select.select([sock], [], [], left)[0]:
+                    break
+                data, src = sock.recvfrom(8192)
+                name = syslog_trigger(data.decode("utf-8", "replace"), src[0], by_ip)
+                if name is not None:
+                    poll(by_name[name])
     finally:
+        if sock is not None:
+            sock.close()
         for drv in sessions.values():
             drv.close()

@@ -173,3 +173,50 @@ def test_master_and_slave_controllers_are_visible_and_a_pulled_link_reaches_them
         watch.terminate()
         watch.wait(10)
     assert orch.down()["config_restored"]
+
+
+def test_a_link_change_syslog_from_the_switch_polls_it_at_once(lab2ctl):
+    """``watch --syslog``: with a 30 s poll interval, the switch's ``%LINK-3-UPDOWN`` message (sent here by the test
+    from the switch's management address, as a switch with ``logging host`` would) makes watch poll at once."""
+    import socket
+
+    from harmless.demo import free_port
+    L = lab2ctl
+    orch.up(str(L.inventory))
+    port = free_port()
+    watch = subprocess.Popen([sys.executable, "-m", "harmless.cli", "watch", "--interval", "30", "--json",
+                              "--syslog", f"127.0.0.1:{port}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ})
+    t_start = time.time()
+    veth = L.info["port_map"]["FastEthernet0/7"]
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+    def log(text):
+        sender.sendto(f"<187>42: *Nov 24 07:00:00.000: {text}".encode(), ("127.0.0.1", port))
+    try:
+        time.sleep(3)                               # the first (scheduled) poll: everything up, nothing to change
+        assert watch.poll() is None, watch.stderr.read()
+        subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth, "down"], check=True)
+        wait_for(lambda: device_link(L, "FastEthernet0/7") == "down", 20, "the lab switch to report Fa0/7 down")
+        log("%SYS-5-CONFIG_I: Configured from console by admin on vty0")   # not a link message: no poll
+        import select
+        assert select.select([watch.stdout], [], [], 2.0)[0] == [], "watch polled on a message that is no link change"
+        t_log = time.time()
+        log("%LINK-3-UPDOWN: Interface FastEthernet0/7, changed state to down")
+        ev = json.loads(read_line(watch, 10))
+        assert (ev["ofport"], ev["link"]) == (7, "down")
+        assert ev["detected_at"] - t_start < 30          # not the next scheduled poll
+        print(f"\nsyslog -> device polled -> br-of LINK_DOWN: {1000 * (ev['applied_at'] - t_log):.0f} ms")
+        assert ev["applied_at"] - t_log < 3.0
+        p7 = next(p for p in orch.status()["switches"][0]["ports"] if p["ofport"] == 7)
+        assert (p7["br_of_state"], p7["blocked_by_watch"]) == ("LINK_DOWN", True)
+        subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth, "up"], check=True)
+        wait_for(lambda: device_link(L, "FastEthernet0/7") == "up", 20, "the lab switch to report Fa0/7 up")
+        log("%LINEPROTO-5-UPDOWN: Line protocol on Interface FastEthernet0/7, changed state to up")
+        ev = json.loads(read_line(watch, 10))
+        assert (ev["ofport"], ev["link"]) == (7, "up") and ev["detected_at"] - t_start < 30
+    finally:
+        sender.close()
+        watch.terminate()
+        watch.wait(10)
+    assert orch.down()["config_restored"]

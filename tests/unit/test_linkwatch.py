@@ -107,3 +107,35 @@ def test_mirror_at_up_never_fails_up_for_a_driver_without_link_states():
     assert mirror_at_up(None, plan, {"sw1": Lost()}, said.append) == []
     assert mirror_at_up(None, plan, {}, said.append) == []
     assert "cannot read link states" in said[0] and "session lost" in said[1] and len(said) == 2
+
+
+@pytest.mark.parametrize("msg", [
+    "<187>42: *Mar  1 00:12:01.123: %LINK-3-UPDOWN: Interface FastEthernet0/7, changed state to down",
+    "<189>43: *Mar  1 00:12:02.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface FastEthernet0/7, changed state to up",
+    "<187>Nov 24 07:00:00 sw1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down",
+    "<28>Nov 24 07:00:00 ex1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 526, ifAdminStatus up(1), ifOperStatus "
+    "down(2), ifName ge-0/0/7",
+    "<14>Nov 24 07:00:00 hp1 ports: port 7 is now off-line",
+])
+def test_a_link_change_message_from_a_switch_triggers_its_poll(msg):
+    from harmless.linkwatch import syslog_trigger
+    assert syslog_trigger(msg, "192.0.2.10", {"192.0.2.10": "sw1"}) == "sw1"
+    assert syslog_trigger(msg, "192.0.2.99", {"192.0.2.10": "sw1"}) is None        # not from a deployed switch
+
+
+def test_other_syslog_messages_trigger_nothing():
+    from harmless.linkwatch import syslog_trigger
+    for msg in ("<189>44: %SYS-5-CONFIG_I: Configured from console by admin on vty0",
+                "<190>%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: admin]", ""):
+        assert syslog_trigger(msg, "192.0.2.10", {"192.0.2.10": "sw1"}) is None
+
+
+def test_parse_listen_accepts_host_port_and_refuses_the_rest():
+    from harmless.errors import InputError
+    from harmless.linkwatch import parse_listen
+    assert parse_listen("0.0.0.0:514") == ("0.0.0.0", 514)
+    assert parse_listen("[::]:5514") == ("::", 5514)
+    for bad in ("514", "0.0.0.0:", "host:port", ":514", "0.0.0.0:70000"):
+        with pytest.raises(InputError) as e:
+            parse_listen(bad)
+        assert e.value.where == "--syslog" and "HOST:PORT" in e.value.fix
