@@ -263,7 +263,11 @@ def set_link(ovs: Ovs, sp: SwitchPlan, ofport: int, up: bool) -> None:
     rows = ovs.vsctl_json("Interface", of_side, columns=["mac_in_use"]) if of_side in _iface_names(ovs) else []
     mac = rows[0]["mac_in_use"] if rows and isinstance(rows[0]["mac_in_use"], str) else ""
     _ensure_tap(ovs, of_side)
-    _vsctl_txn(ovs, placeholder_commands(of_side, ofport))
+    try:
+        _vsctl_txn(ovs, placeholder_commands(of_side, ofport))
+    except OvsError:
+        _delete_tap(ovs, of_side)          # nothing changed in OVS: leave no tap behind
+        raise
     # Give the tap the port's previous address: the port keeps its hw_addr, and the change makes OVS send a
     # port-status MODIFY (state LINK_DOWN) after the ADD. Controllers that take any ADD for "port up" (Faucet 1.10:
     # valve.port_status_handler) act on this MODIFY and take the port down.
