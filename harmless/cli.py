@@ -286,11 +286,11 @@ def status(as_json, no_device):
         return
     for sw in s["switches"]:
         t = Table(title=f"{sw['name']}: {sw['bridge']} (datapath id {sw['datapath_id']})")
-        for col in ("legacy port", "OF port", "VID", "device link", "rx packets", "tx packets"):
-            t.add_column(col)
+        for col in ("legacy port", "OF port", "VID", "device link", "br-of state", "held", "rx packets", "tx packets"):
+            t.add_column(col, min_width=9 if col == "br-of state" else None)    # fits LINK_DOWN
         for p in sw["ports"]:
-            t.add_row(p["interface"], str(p["ofport"]), str(p["vid"]), p["device_link"], str(p["rx_packets"]),
-                      str(p["tx_packets"]))
+            t.add_row(p["interface"], str(p["ofport"]), str(p["vid"]), p["device_link"], p.get("br_of_state", "-"),
+                      "yes" if p.get("blocked_by_watch") else "no", str(p["rx_packets"]), str(p["tx_packets"]))
         out.print(t)
         for c in sw["controllers"] or [{"target": "(none)", "is_connected": False, "role": "-", "state": "-"}]:
             out.print(f"controller {c['target']}: " + ("[green]connected[/green]" if c["is_connected"] else
@@ -303,18 +303,22 @@ def status(as_json, no_device):
 
 
 @main.command()
-@click.option("--interval", default=2.0, show_default=True, type=float,
-              help="seconds between polls of the switches' link states")
+@click.option("--interval", default=1.0, show_default=True, type=float,
+              help="seconds between polls of the switches' link states (0.5 or more)")
 @click.option("--once", is_flag=True, help="poll once, mirror what changed, exit")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line for each change")
+@click.option("--syslog", default=None, metavar="HOST:PORT",
+              help="also listen for the switches' syslog (UDP): a link-change message polls that switch at once")
 @handle_errors
-def watch(interval, once, as_json):
-    """Mirror legacy link state to br-of: a legacy access port going down/up reaches the controller.
+def watch(interval, once, as_json, syslog):
+    """Mirror legacy link state to br-of: a legacy access port going down/up reaches every controller.
 
     Polls every deployed switch (NAPALM get_interfaces) every --interval seconds. When a migrated port's link goes
-    down its br-of port gets NO_RECV NO_FWD NO_PACKET_IN, when it comes back they are cleared; OVS sends an
-    OpenFlow port-status to every controller each time. (br-of ports are OVS patch ports, whose LINK_DOWN state bit
-    OVS does not let anyone set.) Runs until Ctrl-C; packaging/harmless-watch.service runs it as a service.
+    down (or is shut down on the device) its br-of port shows state LINK_DOWN to the controllers and passes nothing;
+    when it comes back it is LIVE again. OVS sends an OpenFlow port-status each time (DELETE + ADD, the port keeps its
+    number and name; see docs/link-state.md). The port's config bits stay the controller's. With --syslog, a
+    link-change syslog message from a switch polls it at once (the device's answer is what counts). Runs until Ctrl-C;
+    packaging/harmless-watch.service runs it as a service.
     """
     _need_root()
     from harmless import linkwatch
@@ -322,13 +326,18 @@ def watch(interval, once, as_json):
     def event(ev):
         if as_json:
             click.echo(json.dumps({"switch": ev.switch, "interface": ev.interface, "ofport": ev.ofport,
-                                   "link": ev.link, "device_state": ev.device_state}), nl=True)
+                                   "link": ev.link, "device_state": ev.device_state,
+                                   "detected_at": round(ev.detected_at, 3), "applied_at": round(ev.applied_at, 3)}),
+                       nl=True)
             sys.stdout.flush()
         else:
             out.print(f"{ev.switch} {ev.interface} (OpenFlow port {ev.ofport}): link {ev.link} "
-                      f"(device: {ev.device_state})")
+                      f"(device: {ev.device_state}; on br-of {1000 * (ev.applied_at - ev.detected_at):.0f} ms "
+                      "after the device answered)")
 
-    linkwatch.watch(interval, once, on_event=event, on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"))
+    listen = linkwatch.parse_listen(syslog) if syslog else None
+    linkwatch.watch(interval, once, on_event=event, on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"),
+                    syslog=listen)
 
 
 # ----------------------------------------------------------------------------- lab

@@ -1,152 +1,266 @@
-"""Link-state mirroring: a legacy access port going down or up shows up at the controller as an OpenFlow port-status.
+"""Link-state mirroring: a legacy access port going down or up shows up at every controller as an OpenFlow
+port-status with the port's state, ``OFPPS_LINK_DOWN`` or ``OFPPS_LIVE``, as on a hardware OpenFlow switch.
 
 ``harmless watch`` polls every switch of the deployment (driver ``link_states()``, i.e. NAPALM ``get_interfaces``)
-every ``interval`` seconds and mirrors each migrated port's link onto its br-of port:
+every ``interval`` seconds and mirrors each migrated port's link onto its br-of port (``docs/link-state.md``):
 
-* link down (or admin down) on the legacy switch -> the br-of port gets ``NO_RECV NO_FWD NO_PACKET_IN``
-  (``ovs-ofctl mod-port``): OVS sends OFPT_PORT_STATUS (reason MODIFY) to every controller and the port stops
-  forwarding, as a dead link would;
-* link up -> those bits are cleared, another port-status.
+* link down (or admin down) on the legacy switch -> :func:`harmless.otc.bridges.set_link` switches the br-of
+  interface from its patch port to a carrier-less tap of the same name and OpenFlow port number: OVS sends
+  OFPT_PORT_STATUS DELETE then ADD with ``state=LINK_DOWN`` to every controller, and nothing passes either way;
+* link up -> back to the patch port: DELETE, ADD, MODIFY with ``state=LIVE``.
 
-Why config bits and not ``OFPPS_LINK_DOWN``: br-of ports are OVS patch ports, whose netdev has no carrier (OVS 3.1
-always reports them LIVE and ignores ``mod-port down``), so the link-down *state* bit cannot be set on them; the
-config bits are the part of the OpenFlow port that OVS lets us change, and every change is reported. A port whose
-device link state is unknown is left alone. The bits live in ovs-vswitchd (not OVSDB): each poll compares with the
-bridge's port description, so a vswitchd restart is repaired on the next poll.
+Why this construction: br-of ports are OVS patch ports, which OVS always reports LIVE (no carrier to drop), and a
+port type with a carrier (a veth pair between br-otc and br-of) costs ~99 % of the throughput on OVS-DPDK (every
+packet crosses the kernel twice); swapping only while the link is down costs nothing while it is up. The port's
+*config* bits (``PORT_DOWN``, ``NO_RECV``, ``NO_FWD``, ``NO_PACKET_IN``) are left to the controller (administrative
+down), as the OpenFlow spec means them. The held-down mark lives in OVSDB (``Interface external_ids:harmless-link``),
+so it survives an ovs-vswitchd restart and ``harmless up`` keeps it; a port whose device link state is unknown is
+left as it is.
 """
 from __future__ import annotations
 
 import re
+import select
+import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from harmless import state as st
 from harmless.errors import HarmlessError, InputError
 from harmless.inventory import Switch
+from harmless.otc import bridges
+from harmless.otc.flows import patch_names
 from harmless.ovs import Ovs
 from harmless.plan import Plan, SwitchPlan
 
-#: the OpenFlow port config bits HARMLESS sets on a br-of port whose legacy link is down
-DOWN_BITS = ("no-receive", "no-forward", "no-packet-in")
-_DOWN_FLAGS = {"NO_RECV", "NO_FWD", "NO_PACKET_IN"}
+#: shortest poll interval (s) ``watch`` accepts: one NAPALM get_interfaces over SSH takes 0.2-2 s on real switches
+MIN_INTERVAL = 0.5
 
 
 @dataclass(frozen=True)
 class LinkEvent:
-    """One mirrored change: ``link`` is ``up`` or ``down`` for br-of port ``ofport`` of ``switch``."""
+    """One mirrored change: ``link`` is ``up`` or ``down`` for br-of port ``ofport`` of ``switch``.
+
+    ``detected_at`` is when the device's answer that showed the change arrived, ``applied_at`` when OVS had applied
+    it (port-status sent); both ``time.time()`` seconds, 0.0 when not measured.
+    """
 
     switch: str
     interface: str
     ofport: int
     link: str
     device_state: str
+    detected_at: float = field(default=0.0, compare=False)
+    applied_at: float = field(default=0.0, compare=False)
 
 
-def parse_port_config(text: str) -> dict[int, set[str]]:
-    """Config flags per OpenFlow port from ``ovs-ofctl -O OpenFlow13 dump-ports-desc BRIDGE``.
-
-    Returns:
-        ``{ofport: {"NO_RECV", ...}}`` (empty set = config 0); LOCAL is skipped.
-    """
-    out: dict[int, set[str]] = {}
-    port = None
-    for line in text.splitlines():
-        m = re.match(r"^\s*(\d+)\(", line)
-        if m:
-            port = int(m.group(1))
-            continue
-        if re.match(r"^\s*LOCAL\(", line):
-            port = None
-            continue
-        m = re.match(r"^\s*config:\s*(.*)$", line)
-        if m and port is not None:
-            out[port] = {f for f in m.group(1).split() if f != "0"}
-    return out
-
-
-def changes(sp: SwitchPlan, device_links: dict[str, str], current: dict[int, set[str]]) -> list[LinkEvent]:
+def changes(sp: SwitchPlan, device_links: dict[str, str], held: set[int], present: set[int]) -> list[LinkEvent]:
     """Which br-of ports must change (pure).
 
     Args:
         sp: the switch's plan (migrated ports).
         device_links: ``{interface: "up" | "down" | "admin-down"}`` from the driver; missing = unknown (left alone).
-        current: :func:`parse_port_config` of the switch's br-of.
+        held: OpenFlow port numbers HARMLESS currently holds link-down (:func:`held_ports`).
+        present: OpenFlow port numbers that exist on the switch's br-of.
 
     Returns:
-        One :class:`LinkEvent` per port whose br-of config does not match its legacy link.
+        One :class:`LinkEvent` per port whose br-of link does not match its legacy link (admin-down counts as down).
     """
     out = []
     for p in sp.ports:
         dev = device_links.get(p.interface)
-        if dev is None or p.ofport not in current:
+        if dev is None or p.ofport not in present:
             continue
         want_down = dev != "up"
-        is_down = _DOWN_FLAGS <= current[p.ofport]
-        if want_down != is_down:
+        if want_down != (p.ofport in held):
             out.append(LinkEvent(sp.name, p.interface, p.ofport, "down" if want_down else "up", dev))
     return out
 
 
+def held_ports(sp: SwitchPlan, held_names: set[str]) -> set[int]:
+    """OpenFlow port numbers of ``sp`` whose br-of interface is among ``held_names`` (pure)."""
+    return {p.ofport for p in sp.ports if patch_names(sp.name, p.ofport)[1] in held_names}
+
+
 def apply(ovs: Ovs, sp: SwitchPlan, ev: LinkEvent) -> None:
-    """Set or clear :data:`DOWN_BITS` on one br-of port (each change makes OVS send a port-status)."""
-    for bit in DOWN_BITS:
-        ovs.ofctl("-O", sp.protocols[-1], "mod-port", sp.bridge, str(ev.ofport),
-                  bit if ev.link == "down" else bit.replace("no-", ""))
+    """Show one change on br-of (:func:`harmless.otc.bridges.set_link`; OVS sends the port-status messages)."""
+    bridges.set_link(ovs, sp, ev.ofport, up=ev.link == "up")
 
 
-def poll_once(ovs: Ovs, plan: Plan, links: dict[str, dict[str, str]]) -> list[LinkEvent]:
-    """Mirror one poll's device link states onto every br-of; return what changed."""
+def poll_once(ovs: Ovs, plan: Plan, links: dict[str, dict[str, str]],
+              detected_at: dict[str, float] | None = None) -> list[LinkEvent]:
+    """Mirror one poll's device link states onto every br-of; return what changed.
+
+    Args:
+        links: ``{switch: {interface: state}}`` as the drivers returned them (switches missing = not polled).
+        detected_at: ``{switch: time.time()}`` when each switch's answer arrived (recorded in the events).
+    """
     events = []
+    held_names = bridges.held_down(ovs)
     for sp in plan.switches:
         if sp.name not in links:
             continue
-        current = parse_port_config(ovs.ofctl("-O", sp.protocols[-1], "dump-ports-desc", sp.bridge))
-        for ev in changes(sp, links[sp.name], current):
+        present = set(bridges.parse_ports_desc(ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", sp.bridge)))
+        for ev in changes(sp, links[sp.name], held_ports(sp, held_names), present):
             apply(ovs, sp, ev)
-            events.append(ev)
+            events.append(LinkEvent(ev.switch, ev.interface, ev.ofport, ev.link, ev.device_state,
+                                    (detected_at or {}).get(sp.name, 0.0), time.time()))
     return events
 
 
-def watch(interval: float = 2.0, once: bool = False, on_event: Callable[[LinkEvent], None] = lambda e: None,
-          on_error: Callable[[str], None] = lambda m: None) -> None:
+def mirror_at_up(ovs: Ovs, plan: Plan, drivers: dict, progress: Callable[[str], None] = lambda m: None
+                 ) -> list[LinkEvent]:
+    """One mirror pass at the end of ``harmless up``, with the driver sessions ``up`` already has open, so a port
+    whose legacy link is already down is on br-of as LINK_DOWN from the start (not only after ``watch``'s first poll).
+
+    Args:
+        drivers: ``{switch: open driver}``; switches without one are skipped.
+
+    Returns:
+        The changes made. Never raises for a device or OVS failure: it is reported through ``progress`` and
+        ``harmless watch`` mirrors the link on its first poll.
+    """
+    events = []
+    for sp in plan.switches:
+        drv = drivers.get(sp.name)
+        if drv is None:
+            continue
+        try:
+            links = drv.link_states()
+            events += poll_once(ovs, plan, {sp.name: links}, {sp.name: time.time()})
+        except NotImplementedError:
+            progress(f"{sp.name}: the driver cannot read link states; br-of ports start up (harmless watch "
+                     "mirrors nothing for this switch)")
+        except HarmlessError as e:
+            progress(f"{sp.name}: link states not mirrored at up ({e}); harmless watch does it on its first poll")
+    for ev in events:
+        progress(f"{ev.switch} {ev.interface}: legacy link {ev.device_state}, br-of port {ev.ofport} built "
+                 f"{'LINK_DOWN' if ev.link == 'down' else 'LIVE'}")
+    return events
+
+
+#: syslog messages that announce a link change on the device: Cisco IOS/IOS-XE and Arista EOS ``%LINK-3-UPDOWN`` /
+#: ``%LINEPROTO-5-UPDOWN``, Junos ``SNMP_TRAP_LINK_DOWN``/``_UP``, HP ProCurve/Aruba ``port N is now off-line``/``on-line``
+LINK_MESSAGE = re.compile(r"%LINK-\d-UPDOWN|%LINEPROTO-\d-UPDOWN|SNMP_TRAP_LINK_(?:DOWN|UP)|is now (?:on|off)-line",
+                          re.IGNORECASE)
+
+
+def syslog_trigger(message: str, source_ip: str, switches_by_ip: dict[str, str]) -> str | None:
+    """The switch whose link-state poll a syslog datagram asks for, or None (pure).
+
+    Only a message from a deployed switch's management address that announces a link change counts. The message
+    only triggers a poll: the device's own answer (``link_states()``) stays what is mirrored, so a forged datagram
+    can make watch poll early but cannot take a port down.
+
+    Args:
+        message: the datagram's text (RFC 3164 or 5424).
+        source_ip: the sender's address.
+        switches_by_ip: ``{management IP: switch name}``.
+    """
+    name = switches_by_ip.get(source_ip)
+    return name if name is not None and LINK_MESSAGE.search(message) else None
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``0.0.0.0:514``, ``[::]:5514``) -> (host, port). Raises InputError naming ``--syslog``."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise InputError("--syslog", f"{text!r} is not HOST:PORT", "give HOST:PORT, e.g. --syslog 0.0.0.0:514")
+    return host, int(port)
+
+
+def _listen(addr: tuple[str, int]) -> socket.socket:
+    fam = socket.AF_INET6 if ":" in addr[0] else socket.AF_INET
+    sock = socket.socket(fam, socket.SOCK_DGRAM)
+    try:
+        sock.bind(addr)
+    except OSError as e:
+        sock.close()
+        raise HarmlessError("--syslog", f"cannot listen on {addr[0]}:{addr[1]}/udp ({e.strerror})",
+                            "choose a free port, or stop the other syslog receiver") from None
+    return sock
+
+
+def _resolve(hosts: dict[str, str]) -> dict[str, str]:
+    """``{switch: host}`` -> ``{IP: switch}`` (names that do not resolve are left out)."""
+    out = {}
+    for name, host in hosts.items():
+        try:
+            for info in socket.getaddrinfo(host, None, type=socket.SOCK_DGRAM):
+                out[info[4][0]] = name
+        except OSError:
+            continue
+    return out
+
+
+def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEvent], None] = lambda e: None,
+          on_error: Callable[[str], None] = lambda m: None, syslog: tuple[str, int] | None = None) -> None:
     """Poll the deployed switches every ``interval`` seconds and mirror link changes (until Ctrl-C or ``once``).
 
     Driver sessions stay open between polls and are reopened after an error (reported through ``on_error``, the
-    loop goes on). Raises InputError when nothing is deployed or ``interval`` is below 0.5 s.
+    loop goes on). With ``syslog`` (host, port) watch also listens for the switches' syslog over UDP: a link-change
+    message from a switch's management address (:func:`syslog_trigger`) polls that switch at once, so the reaction
+    no longer waits for the next interval (the switch must log to this host: e.g. IOS ``logging host <ip>``).
+
+    Raises:
+        InputError: nothing is deployed or ``interval`` is below :data:`MIN_INTERVAL`.
+        HarmlessError: the syslog port cannot be bound.
     """
     from harmless.orchestrator import connect, state_ovs
-    if interval < 0.5:
-        raise InputError("--interval", f"{interval} s is too short for polling a switch", "use 0.5 s or more")
+    if interval < MIN_INTERVAL:
+        raise InputError("--interval", f"{interval} s is too short for polling a switch",
+                         f"use {MIN_INTERVAL} s or more")
     s = st.load()
     if not s or not s.get("plan"):
         raise InputError("harmless watch", "nothing is deployed", "run harmless up first")
     plan = Plan.from_dict(s["plan"])
+    by_name = {sp.name: sp for sp in plan.switches}
     ovs = state_ovs(s)
     sessions: dict[str, object] = {}
+    sock = _listen(syslog) if syslog else None
+    by_ip = _resolve({n: s["switches"][n]["host"] for n in by_name if n in s.get("switches", {})}) if sock else {}
+
+    def poll(sp: SwitchPlan) -> None:
+        try:
+            if sp.name not in sessions:
+                sw = Switch.model_validate(s["switches"][sp.name])
+                sessions[sp.name] = connect(sw, f"{s['inventory']}: switch {sp.name}")
+            links = sessions[sp.name].link_states()
+            seen = time.time()
+        except (HarmlessError, NotImplementedError) as e:
+            on_error(f"{sp.name}: {e or 'the driver cannot read link states'}")
+            drv = sessions.pop(sp.name, None)
+            if drv is not None:
+                drv.close()
+            return
+        try:
+            for ev in poll_once(ovs, plan, {sp.name: links}, {sp.name: seen}):
+                on_event(ev)
+        except HarmlessError as e:
+            on_error(str(e))
+
     try:
         while True:
             t0 = time.monotonic()
-            links: dict[str, dict[str, str]] = {}
-            for sp in plan.switches:
-                try:
-                    if sp.name not in sessions:
-                        sw = Switch.model_validate(s["switches"][sp.name])
-                        sessions[sp.name] = connect(sw, f"{s['inventory']}: switch {sp.name}")
-                    links[sp.name] = sessions[sp.name].link_states()
-                except (HarmlessError, NotImplementedError) as e:
-                    on_error(f"{sp.name}: {e or 'the driver cannot read link states'}")
-                    drv = sessions.pop(sp.name, None)
-                    if drv is not None:
-                        drv.close()
-            try:
-                for ev in poll_once(ovs, plan, links):
-                    on_event(ev)
-            except HarmlessError as e:
-                on_error(str(e))
+            for sp in plan.switches:       # mirror each switch's answer at once: no wait for the others
+                poll(sp)
             if once:
                 return
-            time.sleep(max(0.0, interval - (time.monotonic() - t0)))
+            deadline = t0 + interval
+            while (left := deadline - time.monotonic()) > 0:
+                if sock is None:
+                    time.sleep(left)
+                    break
+                if not select.select([sock], [], [], left)[0]:
+                    break
+                data, src = sock.recvfrom(8192)
+                name = syslog_trigger(data.decode("utf-8", "replace"), src[0], by_ip)
+                if name is not None:
+                    poll(by_name[name])
     finally:
+        if sock is not None:
+            sock.close()
         for drv in sessions.values():
             drv.close()

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harmless import fleet, journal
+from harmless import fleet, journal, linkwatch
 from harmless import state as st
 from harmless.errors import CommitError, DeviceError, HarmlessError, InputError, OvsError
 from harmless.state import StateError
@@ -391,6 +391,8 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
             if did and drivers[n].capabilities.commit_confirm:
                 j.record("device.confirm", switch=n)
                 drivers[n].confirm()
+        # legacy links already down show as LINK_DOWN on br-of from the start (never fails up)
+        linkwatch.mirror_at_up(ovs, effective, {n: drivers[n] for n in committed}, progress)
         # a switch that failed on its first migration is forgotten: its device is back in its original config
         kept = {sp.name for sp in effective.switches}
         new_state = {
@@ -791,7 +793,10 @@ def status(with_device: bool = True) -> dict:
 
     Returns:
         ``{"deployed": bool, "switches": [{"name", "bridge", "datapath_id", "ports": [{"interface", "ofport",
-        "vid", "device_link", "rx_packets", "tx_packets"}], "controllers": [...], "trunks": {...}}]}``.
+        "vid", "device_link", "br_of_state", "blocked_by_watch", "rx_packets", "tx_packets"}], "controllers": [...],
+        "trunks": {...}}]}`` (``device_link`` up/down/admin-down/unknown as the device reports it; ``br_of_state``
+        the OpenFlow port state a controller sees, e.g. LIVE or LINK_DOWN; ``blocked_by_watch`` whether
+        ``harmless watch`` holds the port link-down).
     """
     recs = journal.unfinished()
     pending = None if journal.is_finished(recs) else journal.describe(recs)
@@ -825,6 +830,8 @@ def status(with_device: bool = True) -> dict:
             c = ps["ports"].get(p.ofport, {})
             ports.append({"interface": p.interface, "ofport": p.ofport, "vid": p.vid,
                           "device_link": links.get(p.interface, "unknown"),
+                          "br_of_state": c.get("br_of_state", "unknown"),
+                          "blocked_by_watch": c.get("blocked_by_watch", False),
                           "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0)})
         out["switches"].append({"name": sp.name, "bridge": sp.bridge, "datapath_id": sp.datapath_id,
                                 "ports": ports, "controllers": ps["controllers"], "trunks": ps["trunks"],

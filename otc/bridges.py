@@ -10,15 +10,27 @@ Side effects only at this edge; what to build comes from the pure plan (:mod:`ha
   ``external_ids:harmless``, which is how stale pieces are found and removed.
 * The translator flows are installed with ``ovs-ofctl --bundle replace-flows`` (an OpenFlow 1.4 bundle: all or
   nothing), so br-otc never holds half a translation table.
+* Link state (``docs/link-state.md``): while a legacy port's link is down, its br-of interface is switched from
+  ``type=patch`` to ``type=system`` on a persistent tap of the same name that no process holds open, hence without
+  carrier: the OpenFlow port keeps its number and name, its state is ``LINK_DOWN`` (not ``LIVE``), and nothing
+  passes either way (the br-otc patch has no peer; the tap drops what br-of sends). :func:`set_link` switches it,
+  :data:`LINK_KEY` marks it in OVSDB, :func:`apply` keeps it and :func:`remove` deletes the taps.
 """
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+
+from harmless.errors import OvsError
 from harmless.otc.flows import (OTC_BRIDGE, OTC_COOKIE, patch_names, patch_ofport, translator_flows,
                                 trunk_ofport)
 from harmless.ovs import Ovs
 from harmless.plan import Plan, SwitchPlan
 
 OTC_PROTOCOLS = "OpenFlow13,OpenFlow14"   # 1.4 for bundles
+#: Interface ``external_ids`` key set to ``down`` while a br-of interface stands for a legacy port whose link is down
+LINK_KEY = "harmless-link"
 
 
 def _bridge_rows(ovs: Ovs) -> dict[str, dict]:
@@ -36,7 +48,8 @@ def _controllers(ovs: Ovs, bridge: str) -> list[str]:
 
 
 def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict[str, dict],
-                         controllers: dict[str, list[str]]) -> list[list[str]]:
+                         controllers: dict[str, list[str]], held_down: frozenset[str] = frozenset()
+                         ) -> list[list[str]]:
     """ovs-vsctl commands (one list per command) that turn the current DB state into the plan. Pure.
 
     Args:
@@ -44,6 +57,8 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
         bridges: existing bridges by name (rows with ``external_ids``).
         owned_ports: existing ports that carry ``external_ids:harmless`` by name.
         controllers: current controller targets per existing br-of.
+        held_down: br-of interface names whose legacy link is down (:func:`held_down`): they stay link-down
+            placeholders (:func:`placeholder_commands`) instead of being turned back into patch ports.
     """
     cmds: list[list[str]] = []
     want_ports: set[str] = set()
@@ -84,8 +99,11 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
             cmds.append(["set", "Port", otc_side, f"external_ids:harmless={sp.name}",
                          f"external_ids:harmless-port={p.interface}"])
             cmds.append(["--may-exist", "add-port", br, of_side])
-            cmds.append(["set", "Interface", of_side, "type=patch", f"options:peer={otc_side}",
-                         f"ofport_request={p.ofport}"])
+            if of_side in held_down:
+                cmds += placeholder_commands(of_side, p.ofport)
+            else:
+                cmds.append(["set", "Interface", of_side, "type=patch", f"options:peer={otc_side}",
+                             f"ofport_request={p.ofport}"])
             cmds.append(["set", "Port", of_side, f"external_ids:harmless={sp.name}",
                          f"external_ids:harmless-port={p.interface}"])
         if sorted(sp.controllers) != sorted(controllers.get(br, [])):
@@ -110,11 +128,17 @@ def apply(ovs: Ovs, plan: Plan) -> None:
     """
     bridges = _bridge_rows(ovs)
     ctl = {sp.bridge: _controllers(ovs, sp.bridge) for sp in plan.switches if sp.bridge in bridges}
-    cmds = convergence_commands(plan, bridges, _owned_ports(ovs), ctl)
+    held = held_down(ovs)
+    wanted = {patch_names(sp.name, p.ofport)[1] for sp in plan.switches for p in sp.ports}
+    for name in sorted(held & wanted):      # a reboot or a restore at boot loses the taps, OVSDB keeps the mark
+        _ensure_tap(ovs, name)
+    cmds = convergence_commands(plan, bridges, _owned_ports(ovs), ctl, frozenset(held & wanted))
     argv: list[str] = []
     for c in cmds:
         argv += (["--"] if argv else []) + c
     ovs.vsctl(*argv, timeout=60)
+    for name in sorted(held - wanted):      # ports that left the plan while held down
+        _delete_tap(ovs, name)
     # out-of-band controller connections (in-band needs the LOCAL port to route to the controller)
     for sp in plan.switches:
         if sp.controllers:
@@ -179,31 +203,191 @@ def verify(ovs: Ovs, plan: Plan) -> list[str]:
 def remove(ovs: Ovs, bridges: list[str]) -> None:
     """Delete br-otc and the given br-of bridges in one transaction (idempotent).
 
-    Trunk interfaces are only detached from OVS, never deleted.
+    Trunk interfaces are only detached from OVS, never deleted; the taps of link-down placeholders are deleted.
     """
+    try:
+        held = held_down(ovs)
+    except OvsError:
+        held = set()
     argv: list[str] = []
     for br in [*bridges, OTC_BRIDGE]:
         argv += (["--"] if argv else []) + ["--if-exists", "del-br", br]
     ovs.vsctl(*argv, timeout=60)
+    for name in sorted(held):
+        _delete_tap(ovs, name)
+
+
+# ---------------------------------------------------------------------------- link state of br-of ports
+def placeholder_commands(of_side: str, ofport: int) -> list[list[str]]:
+    """ovs-vsctl commands that turn br-of interface ``of_side`` into its link-down placeholder. Pure.
+
+    The interface becomes ``type=system`` on the persistent tap of the same name (:func:`set_link` creates it), keeps
+    ``ofport_request`` (so the OpenFlow port number and name stay) and is marked ``external_ids:harmless-link=down``.
+    """
+    return [["set", "Interface", of_side, "type=system", f"ofport_request={ofport}", f"external_ids:{LINK_KEY}=down"],
+            ["clear", "Interface", of_side, "options"]]
+
+
+def patch_commands(sp: SwitchPlan, ofport: int) -> list[list[str]]:
+    """ovs-vsctl commands that make br-of port ``ofport`` the patch port towards br-otc again (link up). Pure."""
+    otc_side, of_side = patch_names(sp.name, ofport)
+    return [["set", "Interface", of_side, "type=patch", f"options:peer={otc_side}", f"ofport_request={ofport}"],
+            ["remove", "Interface", of_side, "external_ids", LINK_KEY]]
+
+
+def held_down(ovs: Ovs) -> set[str]:
+    """Names of the interfaces HARMLESS holds link-down (``external_ids:harmless-link=down``), all bridges."""
+    return {r["name"] for r in ovs.vsctl_json("Interface", columns=["name", "external_ids"])
+            if (r["external_ids"] or {}).get(LINK_KEY) == "down"}
+
+
+def set_link(ovs: Ovs, sp: SwitchPlan, ofport: int, up: bool) -> None:
+    """Show the legacy link of br-of port ``ofport`` of ``sp`` as down (``up=False``) or up to every controller.
+
+    Down: a persistent tap named like the br-of interface is created (up, no carrier: no process holds it open) and
+    the interface is switched to it in one OVSDB transaction; OVS sends OFPT_PORT_STATUS DELETE, then ADD with
+    ``OFPPS_LINK_DOWN``, same port number and name; then the tap takes the port's previous MAC address, which makes
+    OVS send a MODIFY with ``OFPPS_LINK_DOWN`` too. Up: back to the patch port (DELETE, ADD, MODIFY with
+    ``OFPPS_LIVE``), then the tap is deleted. ovs-vsctl returns once ovs-vswitchd has applied the change, i.e. after
+    the port-status messages are queued to the controllers. Idempotent.
+
+    Raises:
+        OvsError: the transaction failed, or a device of the interface's name exists that is not a tap or has
+            carrier (someone else owns that name).
+    """
+    of_side = patch_names(sp.name, ofport)[1]
+    if up:
+        _vsctl_txn(ovs, patch_commands(sp, ofport))
+        _delete_tap(ovs, of_side)
+        return
+    rows = ovs.vsctl_json("Interface", of_side, columns=["mac_in_use"]) if of_side in _iface_names(ovs) else []
+    mac = rows[0]["mac_in_use"] if rows and isinstance(rows[0]["mac_in_use"], str) else ""
+    _ensure_tap(ovs, of_side)
+    try:
+        _vsctl_txn(ovs, placeholder_commands(of_side, ofport))
+    except OvsError:
+        _delete_tap(ovs, of_side)          # nothing changed in OVS: leave no tap behind
+        raise
+    # Give the tap the port's previous address: the port keeps its hw_addr, and the change makes OVS send a
+    # port-status MODIFY (state LINK_DOWN) after the ADD. Controllers that take any ADD for "port up" (Faucet 1.10:
+    # valve.port_status_handler) act on this MODIFY and take the port down.
+    if mac and (_link_info(ovs, of_side) or {}).get("address") != mac:
+        _ip(ovs, "link", "set", "dev", of_side, "address", mac)
+
+
+def parse_ports_desc(text: str) -> dict[int, dict]:
+    """Parse ``ovs-ofctl -O OpenFlow13 dump-ports-desc BRIDGE``. Pure.
+
+    Returns:
+        ``{ofport: {"name": str, "config": set[str], "state": set[str]}}``, flags as ovs-ofctl prints them
+        (config ``PORT_DOWN``, ``NO_RECV``, ``NO_FWD``, ``NO_PACKET_IN``; state ``LINK_DOWN``, ``BLOCKED``, ``LIVE``),
+        empty sets for ``0``; LOCAL is skipped.
+    """
+    out: dict[int, dict] = {}
+    port = None
+    for line in text.splitlines():
+        m = re.match(r"^\s*(\d+)\(([^)]*)\):", line)
+        if m:
+            port = int(m.group(1))
+            out[port] = {"name": m.group(2), "config": set(), "state": set()}
+            continue
+        if re.match(r"^\s*LOCAL\(", line):
+            port = None
+            continue
+        m = re.match(r"^\s*(config|state):\s*(.*)$", line)
+        if m and port is not None:
+            out[port][m.group(1)] = {f for f in m.group(2).split() if f != "0"}
+    return out
+
+
+def link_view(ovs: Ovs, sp: SwitchPlan) -> dict[int, dict]:
+    """What a controller sees of each migrated port's link on ``sp``'s br-of, and whether HARMLESS holds it down.
+
+    Returns:
+        ``{ofport: {"br_of_state": "LIVE" | "LINK_DOWN" | ... (space-separated OFPPS flags, "0" for none,
+        "missing" when the port is not on br-of), "br_of_config": [OFPPC flags, e.g. "PORT_DOWN" set by a
+        controller], "blocked_by_watch": bool}}``.
+    """
+    desc = parse_ports_desc(ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", sp.bridge))
+    held = held_down(ovs)
+    out = {}
+    for p in sp.ports:
+        d = desc.get(p.ofport)
+        out[p.ofport] = {"br_of_state": (" ".join(sorted(d["state"])) or "0") if d else "missing",
+                         "br_of_config": sorted(d["config"]) if d else [],
+                         "blocked_by_watch": patch_names(sp.name, p.ofport)[1] in held}
+    return out
+
+
+def _iface_names(ovs: Ovs) -> set[str]:
+    return {r["name"] for r in ovs.vsctl_json("Interface", columns=["name"])}
+
+
+def _vsctl_txn(ovs: Ovs, cmds: list[list[str]]) -> None:
+    argv: list[str] = []
+    for c in cmds:
+        argv += (["--"] if argv else []) + c
+    ovs.vsctl(*argv)
+
+
+def _ip(ovs: Ovs, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    argv = ["ip", *(["-n", ovs.netns] if ovs.netns else []), *args]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    if check and p.returncode != 0:
+        raise OvsError(" ".join(argv[:5]), (p.stderr or p.stdout).strip() or f"exit {p.returncode}",
+                       "check the server's network namespace and interface names")
+    return p
+
+
+def _link_info(ovs: Ovs, name: str) -> dict | None:
+    p = _ip(ovs, "-j", "-d", "link", "show", "dev", name, check=False)
+    if p.returncode != 0:
+        return None
+    rows = json.loads(p.stdout or "[]")
+    return rows[0] if rows else None
+
+
+def _ensure_tap(ovs: Ovs, name: str) -> None:
+    """A persistent tap ``name``, administratively up, without carrier (nobody attached)."""
+    info = _link_info(ovs, name)
+    if info is None:
+        _ip(ovs, "tuntap", "add", "dev", name, "mode", "tap")
+    elif (info.get("linkinfo") or {}).get("info_kind") != "tun":
+        raise OvsError(name, "a network device of this name exists and is not a tap",
+                       "rename or delete it: HARMLESS names the link-down placeholder of a br-of port like the port")
+    _ip(ovs, "link", "set", "dev", name, "up")
+    info = _link_info(ovs, name) or {}
+    if "NO-CARRIER" not in info.get("flags", []):
+        raise OvsError(name, "the tap has carrier (a process holds it open), so it cannot show the link down",
+                       "stop whatever attached to it, or delete the device")
+
+
+def _delete_tap(ovs: Ovs, name: str) -> None:
+    info = _link_info(ovs, name)
+    if info is not None and (info.get("linkinfo") or {}).get("info_kind") == "tun":
+        _ip(ovs, "link", "del", "dev", name, check=False)
 
 
 def port_status(ovs: Ovs, sp: SwitchPlan) -> dict:
     """Counters and state of one switch's bridge.
 
     Returns:
-        ``{"ports": {ofport: {"name", "rx_packets", "tx_packets", "rx_bytes", "tx_bytes"}},
+        ``{"ports": {ofport: {"name", "rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "br_of_state",
+        "br_of_config", "blocked_by_watch"}},
         "controllers": [{"target", "is_connected", "role", "state"}], "trunks": {iface: {"link_state",
         "rx_packets", "tx_packets", "error"}}}``.
     """
     ifaces = {r["name"]: r for r in ovs.vsctl_json("Interface", columns=["name", "statistics", "link_state",
                                                                            "error", "ofport"])}
     live = parse_dump_ports(ovs.ofctl("-O", "OpenFlow13", "dump-ports", sp.bridge))   # OVSDB stats lag by 5 s
+    links = link_view(ovs, sp)
     ports = {}
     for p in sp.ports:
         _, of_side = patch_names(sp.name, p.ofport)
         c = live.get(p.ofport, {})
         ports[p.ofport] = {"name": of_side, **{k: c.get(k, 0) for k in
-                                               ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes")}}
+                                               ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes")},
+                           **links[p.ofport]}
     trunks = {}
     otc_live = parse_dump_ports(ovs.ofctl("-O", "OpenFlow13", "dump-ports", OTC_BRIDGE))
     for t in sp.trunks:
