@@ -236,8 +236,11 @@ def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEve
                 drv.close()
             return
         try:
-            for ev in poll_once(ovs, plan, {sp.name: links}, {sp.name: seen}):
-                on_event(ev)
+            with st.lock("harmless watch (mirroring link state)"):   # never while up/down/recover change things
+                for ev in poll_once(ovs, plan, {sp.name: links}, {sp.name: seen}):
+                    on_event(ev)
+        except st.LockedError as e:
+            on_error(f"{sp.name}: not mirrored this round: {e.problem}")
         except HarmlessError as e:
             on_error(str(e))
 
