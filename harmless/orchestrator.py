@@ -215,6 +215,9 @@ def _error_line(e: BaseException) -> str:
     return str(e) if isinstance(e, HarmlessError) else f"{type(e).__name__}: {e}"
 
 
+#: how long up/down/recover wait for the state lock before refusing (a watch round holds it for milliseconds)
+LOCK_WAIT_S = 3.0
+
 #: VLAN names and descriptions HARMLESS writes start with this (see :func:`harmless.plan.vlan_name`)
 HARMLESS_MARK = "harmless-"
 
@@ -281,7 +284,7 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
     src = inventory_path
     inv = load_inventory(inventory_path)
     _check_trunk_interfaces(inv, src)
-    with st.lock(), journal.interruptible(progress):
+    with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         _refuse_unfinished(src)
         return _up_locked(inv, inventory_path, progress, revert_in, on_switch)
 
@@ -645,7 +648,7 @@ def down(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> dic
         LockedError: another harmless holds the state directory.
         HarmlessError: a device could not be restored (the journal is kept so ``down`` can be retried).
     """
-    with st.lock(), journal.interruptible(progress):
+    with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         return _down_locked(progress, on_switch)
 
 
@@ -734,7 +737,7 @@ def recover(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> 
     Raises:
         LockedError, HarmlessError: as :func:`down`.
     """
-    with st.lock(), journal.interruptible(progress):
+    with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         journal.tidy()
         recs = journal.unfinished()
         if journal.is_finished(recs):

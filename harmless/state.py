@@ -327,11 +327,13 @@ def read_backup(entry: dict) -> str:
 
 # ----------------------------------------------------------------------------- the writer lock
 @contextlib.contextmanager
-def lock(command: str | None = None) -> Iterator[None]:
+def lock(command: str | None = None, wait_s: float = 0.0) -> Iterator[None]:
     """Hold the state directory's lock for the block (one writer at a time; released when the process dies).
 
     Args:
         command: what the holder is doing, shown to a refused second writer (default: this process's argv).
+        wait_s: keep trying this long (s) before refusing (``up``/``down`` wait out a ``watch`` round that holds
+            the lock for a few milliseconds).
 
     Raises:
         LockedError: another process holds it (the message names its pid and command).
@@ -339,9 +341,15 @@ def lock(command: str | None = None) -> Iterator[None]:
     p = state_dir() / "lock"
     fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
             holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "unknown"
             raise LockedError(str(p), f"another harmless holds the lock ({holder})",
                               "wait for it to finish (harmless status shows what is deployed); the lock is released "
