@@ -139,7 +139,7 @@ def test_kill_during_the_rollback_of_an_interrupted_up(flab, step):
 # ----------------------------------------------------------------------------- device faults
 def test_ssh_session_lost_before_the_commit(flab):
     fl = flab
-    fl.set_faults(drop=[r"^copy flash:merge_config\.txt running-config"])
+    fl.set_faults(drop=[r"^show archive config rollback timer"])
     try:
         r = fl.cli(*up_args(fl))
     finally:
@@ -147,33 +147,41 @@ def test_ssh_session_lost_before_the_commit(flab):
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-800:]
     outcome = finish(fl, "ssh lost at the commit")
     assert_clean(fl, "ssh lost at the commit")
-    record("SSH session lost", "session closed when the merge is copied to running-config", f"exit 1; {outcome}")
+    record("SSH session lost", "session closed at the commit's first command (pending-commit check), before any change", f"exit 1; {outcome}")
 
 
 def test_ssh_session_lost_after_the_commit(flab):
+    """The merge is copied into the running config (the commit happened), then the session drops: the driver
+    reconnects, finds the changed config, reverts the pending commit-confirm and restores the original."""
     fl = flab
-    fl.set_faults(drop=[r"^write mem"])
+    fl.set_faults(drop=[r"^copy \S*merge_config\.txt running-config"])
     try:
         r = fl.cli(*up_args(fl))
     finally:
         fl.set_faults()
-    assert "Traceback" not in r.stderr and "last_saved_config" not in r.stderr, r.stderr[-800:]
-    outcome = f"up exit {r.returncode}; " + finish(fl, "ssh lost after commit")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-800:]
+    assert "last_saved_config" not in r.stderr and "original running config is back (verified)" in r.stderr, \
+        r.stderr[-800:]
+    assert fl.running_config() == fl.original
+    outcome = "exit 1, original back (verified); " + finish(fl, "ssh lost after commit")
     assert_clean(fl, "ssh lost after commit")
-    record("SSH session lost", "session closed after `write mem` (commit done)", outcome)
+    record("SSH session lost", "session closed right after the merge was copied into running-config", outcome)
 
 
-def test_slow_write_memory_is_waited_for(flab):
+def test_slow_switch_is_waited_for(flab):
+    """A busy switch answers the merge copy (up) and `write memory` (down) only after 14 s: netmiko's own 10 s echo
+    wait used to fail `up` with "The command echo was not detected"."""
     fl = flab
-    fl.set_faults(slow={r"^write mem": 14})
+    fl.set_faults(slow={r"^copy \S*merge_config\.txt running-config": 14, r"^write mem": 14})
     try:
         r = fl.cli(*up_args(fl))
+        assert r.returncode == 0, r.stderr[-800:]
+        d = fl.cli("down")
+        assert d.returncode == 0, d.stderr[-800:]
     finally:
         fl.set_faults()
-    assert r.returncode == 0, r.stderr[-800:]
-    outcome = "up exit 0 (waited); " + finish(fl, "slow write mem")
-    assert_clean(fl, "slow write mem")
-    record("slow switch", "`write memory` answers after 14 s", outcome)
+    assert_clean(fl, "slow switch")
+    record("slow switch", "merge copy and `write memory` answer after 14 s", "up exit 0, down exit 0 (waited)")
 
 
 # ----------------------------------------------------------------------------- server faults
