@@ -15,6 +15,7 @@ import sys
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -69,7 +70,7 @@ def handle_errors(fn):
         try:
             return fn(*a, **kw)
         except HarmlessError as e:
-            err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
             sys.exit(e.exit_code)
         except KeyboardInterrupt:
             err.print("[red]interrupted[/red]")
@@ -125,16 +126,29 @@ def _print_plan(res) -> None:
 @main.command()
 @click.option("-i", "--inventory", required=True, type=click.Path(dir_okay=False), help="inventory YAML file")
 @click.option("--json", "as_json", is_flag=True, help="print the plan and diff as one JSON object")
+@click.option("--config", "configs", multiple=True, metavar="SWITCH=FILE",
+              help="plan SWITCH offline from its saved running config FILE, without contacting it (repeatable; "
+                   "only the switches named are planned; the diff is computed locally, not by the device)")
 @handle_errors
-def plan(inventory, as_json):
+def plan(inventory, as_json, configs):
     """Show the VLAN/port plan and the switch config diff. Changes nothing.
 
-    Reads the device (VLANs in use, interfaces), allocates one VID per migrated access port from vlan_range
-    (avoiding VIDs already used), maps legacy port N to OpenFlow port N, renders the tagging config and asks
-    the device for the diff (the candidate is discarded).
+    Reads the device (its port model: what every port is now, VLANs in use, VTP mode, LAGs), runs the preflight
+    rules (docs/preflight.md: refuses e.g. an access port that is a trunk, a LAG member or routed, a VTP server),
+    allocates one VID per migrated access port from vlan_range (avoiding every VID the switch defines or
+    references), maps legacy port N to OpenFlow port N, renders the tagging config and asks the device for the
+    diff (the candidate is discarded).
+
+    With --config SWITCH=FILE nothing is contacted: the same model, rules and planner run on the saved running
+    config, and the diff is computed locally (the rendered lines the saved config does not have).
     """
     from harmless import orchestrator
-    res = orchestrator.plan(inventory, _progress(as_json))
+    if configs:
+        from harmless import offline
+        from harmless.inventory import load_inventory
+        res = offline.plan_offline(load_inventory(inventory), inventory, offline.parse_config_args(configs))
+    else:
+        res = orchestrator.plan(inventory, _progress(as_json))
     if as_json:
         click.echo(json.dumps(res.to_dict()))
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from harmless import preflight
 from harmless.errors import InputError
 from harmless.inventory import Inventory, Switch, Trunk, port_index
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
@@ -180,6 +181,7 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
             the device cannot do.
     """
     tpid = check_capabilities(sw, caps or Capabilities(), where)
+    preflight.check_facts(sw, facts, where)
     ifaces = set(facts.interfaces)
     for j, t in enumerate(sw.trunks):
         if ifaces and t.switch_port not in ifaces:
@@ -205,6 +207,7 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
     by_name = {name: vid for vid, name in facts.vlans.items()}
     # VIDs the device uses for something else; VIDs HARMLESS created itself (previous plan / our names) are ours.
     foreign = {v for v, name in facts.vlans.items() if v not in ours and not str(name).startswith("harmless-")}
+    foreign |= preflight.model_vlans(facts) - ours - {v for v, n in facts.vlans.items() if n.startswith("harmless-")}
     taken: set[int] = set()
     chosen: dict[str, int] = {}
     ports = sorted(sw.access_ports, key=lambda p: p.ofport if p.ofport is not None else port_index(p.interface))
@@ -214,7 +217,7 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
             j = sw.access_ports.index(p)
             if p.vid in foreign:
                 raise InputError(f"{where}.access_ports[{j}].vid",
-                                 f"VID {p.vid} is already used on {sw.name} (VLAN {facts.vlans[p.vid]!r})",
+                                 f"VID {p.vid} is already used on {sw.name} (VLAN {facts.vlans.get(p.vid, 'referenced')!r})",
                                  "pick a free VID or drop vid to let the planner choose")
             chosen[p.interface] = p.vid
             taken.add(p.vid)
@@ -237,6 +240,8 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
                              "widen vlan_range")
         chosen[p.interface] = vid
         taken.add(vid)
+    preflight.check_chosen(sw, facts, chosen, ours | {v for v, n in facts.vlans.items()
+                                                      if str(n).startswith("harmless-")}, where)
     default_trunk = sw.trunks[0].switch_port
     port_plans = tuple(
         PortPlan(p.interface, n, chosen[p.interface], p.trunk or default_trunk, vlan_name(sw.name, n), p.qinq)
