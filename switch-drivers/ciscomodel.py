@@ -14,7 +14,8 @@ What is read, per interface (after expanding an IOS-XE ``source template``, the 
   ``switchport default mode routed``, and on an IOS switch port that has an ``ip address`` but no switchport line);
 * VLANs: access (default 1), trunk native (default 1) and allowed (``add``/``remove``/``except`` folded in order),
   voice (``switchport voice vlan N``, EOS ``switchport phone vlan N``);
-* LAG: ``channel-group N mode ...`` → member of ``<Port-channel>N``; the LAG interface itself ``is_lag``; MLAG peer
+* LAG: ``channel-group N mode ...`` → member of ``<Port-channel>N`` (a member without switchport lines of its own
+  shows its LAG's mode and VLANs, as on EOS); the LAG interface itself ``is_lag``; MLAG peer
   link (EOS ``mlag configuration`` / ``peer-link``, IOS-XE ``stackwise-virtual link``) on the LAG and its members;
 * 802.1X/MAB (``dot1x ...``, ``authentication ...``, ``mab``, ``access-session ...``, ``service-policy type control
   subscriber ...``), port security (``switchport port-security`` enables it; its other lines, sticky MACs included,
@@ -22,7 +23,7 @@ What is read, per interface (after expanding an IOS-XE ``source template``, the 
 
 Every other line of an interface is kept in ``unparsed``. ``vlans`` holds every VID defined (``vlan 10``, ``vlan
 10,20,30``, ``vlan 100-105``, private-VLAN associations) or referenced (access, native, explicitly listed allowed,
-voice, SVI ``interface VlanN``, ``encapsulation dot1Q N``), plus the dialect's built-in VLANs.
+voice, SVI ``interface VlanN``, ``encapsulation dot1Q N``), plus the dialect's built-in VLANs (not on a router).
 """
 from __future__ import annotations
 
@@ -171,7 +172,7 @@ def build_model(config_text: str, dialect: Dialect, *, router: bool = False, def
     """
     parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
     g = _globals(parse)
-    vlans = set(g.vlans) | set(dialect.builtin_vlans)
+    vlans = set(g.vlans) | (set() if router else set(dialect.builtin_vlans))
     blocks: list[tuple[str, list[str]]] = []
     for obj in parse.find_objects(r"^interface\s+\S+"):
         name = obj.text.split(None, 1)[1].strip()
@@ -263,9 +264,24 @@ def build_model(config_text: str, dialect: Dialect, *, router: bool = False, def
             lag=lag_of.get(name), is_lag=is_lag, mlag_peer_link=name in peer_lags or lag_of.get(name) in peer_lags,
             voice_vid=voice_vid, dot1x=dot1x, port_security=psec, shutdown=shutdown, management=mgmt,
             description=desc, unparsed=unparsed))
+    ports = _inherit_lag_l2(ports, {name: lines for name, lines in blocks})
     vlans = {v for v in vlans if 1 <= v <= 4094}
     return SwitchModel(vtp_mode=vtp_mode, vlans=tuple(sorted(vlans)), ports=tuple(ports), stp_mode=stp_mode,
                        vlan_names=dict(sorted(g.vlan_names.items())))
+
+
+def _inherit_lag_l2(ports: list[PortInfo], lines: dict[str, list[str]]) -> list[PortInfo]:
+    """A LAG member without switchport lines of its own carries its LAG's layer-2 settings (EOS prints the
+    port-channel's switchport config on the Port-Channel only; IOS copies it onto every member)."""
+    by_name = {p.interface: p for p in ports}
+    out = []
+    for p in ports:
+        lag = by_name.get(p.lag) if p.lag else None
+        if lag is not None and p.mode != "routed" and not any(ln.startswith("switchport") for ln in lines[p.interface]):
+            p = replace(p, mode=lag.mode, access_vid=lag.access_vid, native_vid=lag.native_vid,
+                        allowed_vids=lag.allowed_vids)
+        out.append(p)
+    return out
 
 
 def global_lines(config_text: str) -> list[str]:
