@@ -72,6 +72,10 @@ class LabSpec:
             interface of another lab: that cable end becomes this port (the two legacy switches are cabled).
         vendor: emulated switch OS, a key of :data:`VENDORS` (``ios``: SSH on ``ssh_port``; ``eos``: eAPI over
             HTTP on ``ssh_port``). ``trunk_port`` None = the vendor's default.
+        vtp_transparent: IOS: start with ``vtp mode transparent`` (False: the IOS default, VTP server).
+        extra_config: config text appended to the startup config (vendor syntax).
+        platform: IOS: the emulated Catalyst (``2960`` dot1q-only, ``3750`` ISL-capable with routed ports).
+        session_port: IOS: the interface the management session appears to arrive on (``show users`` etc.).
     """
 
     name: str = "lab"
@@ -84,6 +88,10 @@ class LabSpec:
     host_base: int = 0
     uplinks: tuple[tuple[int, str], ...] = ()
     vendor: str = "ios"
+    vtp_transparent: bool = True
+    extra_config: str = ""
+    platform: str = "2960"
+    session_port: str | None = None
 
     @property
     def trunk(self) -> str:
@@ -134,11 +142,13 @@ def host_mac(port: int, base: int = 0) -> str:
 def startup_config(spec: LabSpec) -> str:
     """The emulated device's config at lab start (IOS or EOS syntax): VLANs 100/101, host ports access 100."""
     ind = "   " if spec.vendor == "eos" else " "
-    lines = ["vlan 100", f"{ind}name users", "vlan 101", f"{ind}name printers"]
+    # IOS: a switch prepared for HARMLESS is VTP transparent (the emulator, like IOS, defaults to VTP server)
+    lines = ["vtp mode transparent"] if spec.vendor == "ios" and spec.vtp_transparent else []
+    lines += ["vlan 100", f"{ind}name users", "vlan 101", f"{ind}name printers"]
     for n in spec.hosts:
         lines += [f"interface {access_iface(spec.vendor, n)}", f"{ind}switchport mode access",
                   f"{ind}switchport access vlan 100"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + spec.extra_config
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -270,6 +280,8 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
             "--log-file", str(d / "fakeswitch.log"), "--pid-file", str(d / "fakeswitch.pid")]
     for r in spec.reject:
         argv += ["--reject", r]
+    if spec.vendor == "ios":
+        argv += ["--platform", spec.platform] + (["--session-port", spec.session_port] if spec.session_port else [])
     with open(d / "fakeswitch.out", "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
