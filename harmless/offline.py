@@ -158,7 +158,8 @@ def plan_offline(inv: Inventory, src: str, configs: dict[str, Path]):
             raise InputError(f"--config {name}={path}", f"{src} has no switch {name}",
                              f"use one of: {', '.join(names)}")
         i, sw = names[name]
-        if sw.driver not in OFFLINE_DRIVERS:
+        if sw.driver not in OFFLINE_DRIVERS or (
+                sw.driver == "netmiko_cli" and sw.optional_args.get("device_type", "cisco_ios") != "cisco_ios"):
             raise InputError(f"{src}: switches[{i}].driver", f"offline planning does not support driver {sw.driver} "
                              "yet", f"plan {name} online (without --config), or use one of: "
                              f"{', '.join(OFFLINE_DRIVERS)}")

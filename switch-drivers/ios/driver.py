@@ -116,7 +116,7 @@ def _full_name(short: str, names: Iterable[str]) -> str | None:
 
 
 def session_port_of(show_users: str, show_arp: Callable[[str], str], show_mac: Callable[[str], str],
-                    interfaces: Iterable[str]) -> str | None:
+                    interfaces: Iterable[str], gateway: str | None = None) -> str | None:
     """The interface this SSH session arrives on, from ``show users`` → ``show ip arp IP`` → ``show mac
     address-table address MAC`` (ntc-templates; pure given the three outputs).
 
@@ -125,6 +125,8 @@ def session_port_of(show_users: str, show_arp: Callable[[str], str], show_mac: C
         show_arp: ``ip -> show ip arp <ip>`` output.
         show_mac: ``mac -> show mac address-table address <mac>`` output.
         interfaces: the device's interface names (to expand ``Gi0/2``).
+        gateway: the switch's default gateway; when the session's source has no ARP entry (it is not on a local
+            subnet) the session arrives through the gateway, so the gateway's MAC is looked up instead.
 
     Returns:
         The full interface name, or None when any step gives nothing (console, no ARP entry, peer off-link).
@@ -138,8 +140,13 @@ def session_port_of(show_users: str, show_arp: Callable[[str], str], show_mac: C
         ip = me[0]["location"] if me else ""
         if not re.match(r"^\d+\.\d+\.\d+\.\d+$", ip):
             return None
-        arp = parse_output(platform="cisco_ios", command="show ip arp", data=show_arp(ip))
-        arp = [r for r in arp if r["ip_address"] == ip and re.match(r"^[0-9a-fA-F.]{14}$", r["mac_address"])]
+        arp = []
+        for addr in (ip, gateway):
+            if addr:
+                rows = parse_output(platform="cisco_ios", command="show ip arp", data=show_arp(addr))
+                arp = [r for r in rows if r["ip_address"] == addr and re.match(r"^[0-9a-fA-F.]{14}$", r["mac_address"])]
+            if arp:
+                break
         if not arp:
             return None
         via = arp[0]["interface"]
@@ -215,9 +222,11 @@ class IosDriver(NapalmDriver):
         users = self._show("show users")
         if not users:
             return None
+        gw = re.search(r"^ip (?:default-gateway|route 0\.0\.0\.0 0\.0\.0\.0) (\d+\.\d+\.\d+\.\d+)",
+                       self._facts_config or "", re.M)
         return session_port_of(users, lambda ip: self._show(f"show ip arp {ip}"),
                                lambda mac: self._show(f"show mac address-table address {mac}"),
-                               [p.interface for p in model.ports])
+                               [p.interface for p in model.ports], gw.group(1) if gw else None)
 
     def _abort_open(self, dev: Any) -> None:
         """Disconnect netmiko when login worked but e.g. ``enable`` was refused."""

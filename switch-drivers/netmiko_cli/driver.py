@@ -137,8 +137,12 @@ class NetmikoCliDriver(SwitchDriver):
         self._current = running
         prompt = self._send("find prompt", self._c().find_prompt).strip().rstrip("#>").strip()
         ports = self.dialect.port_states(running)
+        model = None
+        if self.dialect.device_type == "cisco_ios":          # the IOS port model, for preflight
+            from harmless.switch_drivers.ios.model import parse_model
+            model = parse_model(running)
         return DeviceFacts(hostname=prompt, model="", os_version="", interfaces=tuple(ports),
-                           vlans=self.dialect.vlans(running), ports=ports)
+                           vlans=self.dialect.vlans(running), ports=ports, port_model=model)
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """The dialect's render, with the running config read by the last :meth:`facts` as ``current``.

@@ -286,4 +286,8 @@ def test_session_port_from_show_users_arp_and_mac_table():
     assert got == "GigabitEthernet0/2"
     assert asked == ["10.9.0.5", "0050.56aa.0001"]
     assert session_port_of(SHOW_USERS, lambda ip: "", lambda mac: SHOW_MAC, names) is None
+    # off-subnet source: no ARP entry for it, so the session arrives through the default gateway
+    gw_arp = SHOW_ARP.replace("10.9.0.5        ", "10.99.2.1       ")
+    assert session_port_of(SHOW_USERS, lambda ip: gw_arp if ip == "10.99.2.1" else "", lambda mac: SHOW_MAC, names,
+                           gateway="10.99.2.1") == "GigabitEthernet0/2"
     assert session_port_of("", lambda ip: SHOW_ARP, lambda mac: SHOW_MAC, names) is None
