@@ -217,7 +217,8 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
             j = sw.access_ports.index(p)
             if p.vid in foreign:
                 raise InputError(f"{where}.access_ports[{j}].vid",
-                                 f"VID {p.vid} is already used on {sw.name} (VLAN {facts.vlans.get(p.vid, 'referenced')!r})",
+                                 f"VID {p.vid} is already used on {sw.name} "
+                                 f"(VLAN {facts.vlans.get(p.vid, 'referenced')!r})",
                                  "pick a free VID or drop vid to let the planner choose")
             chosen[p.interface] = p.vid
             taken.add(p.vid)

@@ -12,9 +12,12 @@ import abc
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harmless.errors import CommitError, DeviceError
-from harmless.switch_drivers.portmodel import SwitchModel
+
+if TYPE_CHECKING:
+    from harmless.switch_drivers.portmodel import SwitchModel
 
 log = logging.getLogger(__name__)
 

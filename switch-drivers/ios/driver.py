@@ -152,7 +152,8 @@ def session_port_of(show_users: str, show_arp: Callable[[str], str], show_mac: C
         via = arp[0]["interface"]
         if via and not via.lower().startswith("vlan"):
             return _full_name(via, names) or via             # a routed port: the session arrives right there
-        rows = parse_output(platform="cisco_ios", command="show mac address-table", data=show_mac(arp[0]["mac_address"]))
+        rows = parse_output(platform="cisco_ios", command="show mac address-table",
+                            data=show_mac(arp[0]["mac_address"]))
         ports = [p for r in rows for p in (r["destination_port"] if isinstance(r["destination_port"], list)
                                            else [r["destination_port"]])]
         return _full_name(ports[0], names) if ports else None

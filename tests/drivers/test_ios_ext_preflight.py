@@ -39,7 +39,8 @@ def make_cli(platform="2960"):
     ios_ext.set_platform(core.switch_configuration, platform)
     term = _Term()
     proc = core.new_command_processor()
-    proc.init(core.switch_configuration, term, logging.getLogger("test.ios_ext"), PipingProcessor(logging.getLogger("p")))
+    proc.init(core.switch_configuration, term, logging.getLogger("test.ios_ext"),
+              PipingProcessor(logging.getLogger("p")))
 
     def run(*lines):
         for line in lines:

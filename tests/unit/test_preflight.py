@@ -248,8 +248,8 @@ def test_local_diff_lists_only_new_lines():
 # ----------------------------------------------------------------------------- IOS driver helpers (pure)
 CANDIDATE = "vlan 107\n name harmless-sw1-p7\n!\ninterface FastEthernet0/7\n switchport mode access\n" \
             " switchport access vlan 107\n!\nend\n"
-RUNNING_SERVER = "hostname sw1\n!\nspanning-tree mode pvst\n!\ninterface FastEthernet0/7\n switchport access vlan 107\n" \
-                 " switchport mode access\n!\nend\n"
+RUNNING_SERVER = ("hostname sw1\n!\nspanning-tree mode pvst\n!\ninterface FastEthernet0/7\n"
+                  " switchport access vlan 107\n switchport mode access\n!\nend\n")
 
 
 def test_unapplied_is_vtp_safe_with_device_vlans():
@@ -281,8 +281,8 @@ Total Mac Addresses for this criterion: 1
 def test_session_port_from_show_users_arp_and_mac_table():
     names = ["FastEthernet0/1", "GigabitEthernet0/1", "GigabitEthernet0/2"]
     asked = []
-    got = session_port_of(SHOW_USERS, lambda ip: asked.append(ip) or SHOW_ARP, lambda mac: asked.append(mac) or SHOW_MAC,
-                          names)
+    got = session_port_of(SHOW_USERS, lambda ip: asked.append(ip) or SHOW_ARP,
+                          lambda mac: asked.append(mac) or SHOW_MAC, names)
     assert got == "GigabitEthernet0/2"
     assert asked == ["10.9.0.5", "0050.56aa.0001"]
     assert session_port_of(SHOW_USERS, lambda ip: "", lambda mac: SHOW_MAC, names) is None
