@@ -191,6 +191,8 @@ class IosDriver(NapalmDriver):
         self._encapsulation = False
         #: the merge candidate loaded last, checked by commit() (:func:`unapplied`)
         self._candidate: str | None = None
+        #: the VLAN database (show vlan) read by the last facts(), for the render's stale-VLAN cleanup
+        self._database: dict[int, str] | None = None
 
     # ------------------------------------------------------------------ NapalmDriver hooks
     def _napalm_optional_args(self) -> dict:
@@ -263,6 +265,7 @@ class IosDriver(NapalmDriver):
         "Administrative Trunking Encapsulation: negotiate" = ISL-capable; model name as fallback).
         """
         f = super().facts()
+        self._database = dict(f.vlans)
         switchport = self._call("show interfaces switchport", self._dev().cli,
                                 ["show interfaces switchport"])["show interfaces switchport"]
         self._encapsulation = needs_trunk_encapsulation(
@@ -272,11 +275,12 @@ class IosDriver(NapalmDriver):
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """Render ``templates/harmless.j2`` (see :func:`render.render_config`).
 
-        Uses what the last :meth:`facts` read (no device access here): the running config, for the
-        conversion-hazard cleanup lines, and the trunk-encapsulation decision. Before any ``facts()`` it
+        Uses what the last :meth:`facts` read (no device access here): the running config and the VLAN database,
+        for the conversion-hazard cleanup lines, and the trunk-encapsulation decision. Before any ``facts()`` it
         renders without cleanup and without the encapsulation line.
         """
-        return render_config(access, trunks, current=self._facts_config, trunk_encapsulation=self._encapsulation)
+        return render_config(access, trunks, current=self._facts_config, trunk_encapsulation=self._encapsulation,
+                             database=self._database)
 
     # ------------------------------------------------------------------ candidate workflow
     def load_merge(self, config: str) -> str:

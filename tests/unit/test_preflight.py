@@ -291,3 +291,14 @@ def test_session_port_from_show_users_arp_and_mac_table():
     assert session_port_of(SHOW_USERS, lambda ip: gw_arp if ip == "10.99.2.1" else "", lambda mac: SHOW_MAC, names,
                            gateway="10.99.2.1") == "GigabitEthernet0/2"
     assert session_port_of("", lambda ip: SHOW_ARP, lambda mac: SHOW_MAC, names) is None
+
+
+def test_render_removes_stale_harmless_vlans_that_only_the_vlan_database_holds():
+    """VTP server: an earlier plan's VLAN 110 is in vlan.dat only; a re-plan without port 10 deletes it."""
+    from harmless.switch_drivers.base import AccessPortChange, TrunkChange
+    from harmless.switch_drivers.ios.render import render_config
+
+    args = ([AccessPortChange("FastEthernet0/7", 107, "harmless-sw1-p7")], [TrunkChange("GigabitEthernet0/1", (107,))])
+    db = {1: "default", 100: "users", 107: "harmless-sw1-p7", 110: "harmless-sw1-p10"}
+    assert "no vlan 110" in render_config(*args, current=RUNNING_SERVER, database=db)
+    assert "no vlan" not in render_config(*args, current=RUNNING_SERVER)
