@@ -158,9 +158,11 @@ def check_switch(sw: Switch, model: SwitchModel, s: Session) -> None:
                          "advertised to every switch of its VTP domain (and raise the domain's revision number)",
                          "set 'vtp mode transparent' on the switch first, or add vtp: allow to this switch to "
                          "accept VLANs harmless-* appearing domain-wide (down deletes them again)")
-    by_name = {p.interface: p for p in model.ports}
+    # inventory names match the device's canonically where the inventory knows how (Gi0/1 = GigabitEthernet0/1)
+    canon = getattr(sw, "canonical", None) or (lambda name: name)
+    by_name = {canon(p.interface): p for p in model.ports}
     for j, ap in enumerate(sw.access_ports):
-        p = by_name.get(ap.interface)
+        p = by_name.get(canon(ap.interface))
         if p is None:
             if model.ports:
                 raise InputError(f"{s.where}.access_ports[{j}]", f"{sw.name} has no interface {ap.interface} in "
@@ -170,7 +172,7 @@ def check_switch(sw: Switch, model: SwitchModel, s: Session) -> None:
         if err:
             raise err
     for j, t in enumerate(sw.trunks):
-        p = by_name.get(t.switch_port)
+        p = by_name.get(canon(t.switch_port))
         if p is None:
             continue
         where, name = f"{s.where}.trunks[{j}].switch_port", f"{sw.name} {t.switch_port}"

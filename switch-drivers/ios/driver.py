@@ -212,7 +212,7 @@ class IosDriver(NapalmDriver):
         out = self._call(command, self._dev().cli, [command])[command]
         return "" if "Invalid input" in out or "Incomplete command" in out else out
 
-    def port_model(self, config_text: str):
+    def model_of(self, config_text: str):
         """The port model of the running config plus ``show vtp status`` and ``show etherchannel summary``
         (:func:`harmless.switch_drivers.ios.model.parse_model`)."""
         from harmless.switch_drivers.ios.model import parse_model

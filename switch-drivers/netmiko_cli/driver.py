@@ -138,7 +138,8 @@ class NetmikoCliDriver(SwitchDriver):
         prompt = self._send("find prompt", self._c().find_prompt).strip().rstrip("#>").strip()
         ports = self.dialect.port_states(running)
         model = None                                         # the port model, for preflight
-        syntax = {"cisco_ios": "ios", "hp_procurve": "procurve"}.get(self.dialect.device_type)
+        syntax = getattr(self, "port_model_syntax", None) or {"cisco_ios": "ios", "hp_procurve": "procurve"}.get(
+            self.dialect.device_type)
         if syntax:
             from harmless.switch_drivers.models import parse_model
             try:
