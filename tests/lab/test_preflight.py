@@ -11,7 +11,9 @@ import yaml
 from click.testing import CliRunner
 
 from harmless import orchestrator as orch
+from harmless import state as st
 from harmless.cli import main
+from harmless.errors import InputError
 from harmless.lab import topology as lab
 from tests.lab.conftest import make_lab
 
@@ -100,6 +102,10 @@ def test_vtp_server_refused_with_the_fix_online_and_offline(vtp_lab, saved):
     assert "vtp mode transparent" in msg and "vtp: allow" in msg
     code_off, out_off = plan(inv, "--config", f"sw1={saved}")
     assert code_off == 2 and one_line(out_off) == msg
+    # up in the default VTP server mode: refused with the same fix, nothing changed, no state written
+    with pytest.raises(InputError, match="sw1 is a VTP server"):
+        orch.up(inv)
+    assert vtp_lab.running_config() == saved.read_text() and st.load() is None
 
 
 @pytest.mark.parametrize("case, access, trunk, words", [
