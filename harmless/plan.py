@@ -30,6 +30,8 @@ class PortPlan:
         trunk: the switch port of the trunk that carries this VID.
         vlan_name: VLAN name written on the device.
         qinq: 802.1ad customer port: ``vid`` is the outer S-tag, customer C-tags pass to br-of untouched.
+        keep: port features the legacy switch keeps running on the migrated port (inventory ``keep``: ``voice``,
+            ``dot1x``, ``port_security``; what that means: :data:`harmless.preflight.KEEP_CONSEQUENCE`).
     """
 
     interface: str
@@ -38,6 +40,7 @@ class PortPlan:
     trunk: str
     vlan_name: str
     qinq: bool = False
+    keep: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ class Plan:
         for s in d["switches"]:
             sws.append(SwitchPlan(
                 name=s["name"], bridge=s["bridge"], datapath_id=s["datapath_id"], protocols=tuple(s["protocols"]),
-                controllers=tuple(s["controllers"]), ports=tuple(PortPlan(**p) for p in s["ports"]),
+                controllers=tuple(s["controllers"]), ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ()))}) for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
                                        tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0)))
@@ -245,7 +248,8 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
                                                       if str(n).startswith("harmless-")}, where)
     default_trunk = sw.trunks[0].switch_port
     port_plans = tuple(
-        PortPlan(p.interface, n, chosen[p.interface], p.trunk or default_trunk, vlan_name(sw.name, n), p.qinq)
+        PortPlan(p.interface, n, chosen[p.interface], p.trunk or default_trunk, vlan_name(sw.name, n), p.qinq,
+                 tuple(p.keep))
         for p in ports for n in [p.ofport if p.ofport is not None else port_index(p.interface)])
     trunks = tuple(
         TrunkPlan(t.switch_port, t.server_interface, t.type, _trunk_options(t),

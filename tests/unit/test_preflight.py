@@ -302,3 +302,26 @@ def test_render_removes_stale_harmless_vlans_that_only_the_vlan_database_holds()
     db = {1: "default", 100: "users", 107: "harmless-sw1-p7", 110: "harmless-sw1-p10"}
     assert "no vlan 110" in render_config(*args, current=RUNNING_SERVER, database=db)
     assert "no vlan" not in render_config(*args, current=RUNNING_SERVER)
+
+
+def test_kept_features_are_in_the_plan_the_state_and_the_plan_output(tmp_path, monkeypatch):
+    """keep: [voice] is recorded per port (plan JSON, so state.json) and `plan` prints what it means."""
+    from click.testing import CliRunner
+
+    from harmless.cli import main
+    from harmless.plan import Plan
+
+    monkeypatch.setenv("HARMLESS_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("X", "unused")
+    cfg = CORPUS / "ios/c2960_voice_dot1x_portsec.cfg"
+    i = inv([{"interface": "FastEthernet0/1", "keep": ["voice"]}], trunk="GigabitEthernet0/2")
+    res = offline.plan_offline(i, "inv.yaml", {"sw1": cfg})
+    assert res.plan.switches[0].ports[0].keep == ("voice",)
+    assert Plan.from_dict(res.plan.to_dict()) == res.plan                # state round trip
+    p = tmp_path / "inv.yaml"
+    import yaml
+    p.write_text(yaml.safe_dump({"switches": [i.switches[0].model_dump(mode="json", exclude_none=True)]}))
+    r = CliRunner().invoke(main, ["plan", "-i", str(p), "--config", f"sw1={cfg}"])
+    assert r.exit_code == 0, r.output
+    assert "note: FastEthernet0/1 keeps voice on the switch: the voice VLAN stays on the legacy switch" in \
+        " ".join(r.output.split())
