@@ -216,6 +216,8 @@ def check_plan(sw: Switch, model: SwitchModel, vids: dict[str, int], s: Session,
             raise InputError(f"{s.where}.access_ports[{j}].vid", f"VID {vid} for {sw.name} {iface} is already "
                              "defined or referenced on the switch", "pick a VID the switch does not use (harmless "
                              "ports lists them) or drop vid to let the planner choose")
+    if s.driver == "eos":
+        _check_eos_internal_vlans(sw, model, vids, s)
     stp = model.stp_mode or ("pvst" if s.driver in ("ios", "netmiko_cli") else None)
     limit = stp_limit(sw, s)
     if limit and stp in PER_VLAN_STP:
@@ -229,6 +231,25 @@ def check_plan(sw: Switch, model: SwitchModel, vids: dict[str, int], s: Session,
                              "that run no spanning tree at all",
                              "migrate fewer ports, remove unused VLANs, or switch to 'spanning-tree mode mst'; set "
                              "stp_instance_limit only if the platform really runs more")
+
+
+#: EOS allocates one internal VLAN per routed port, ascending from 1006 by default (EOS User Manual, "Internal VLAN
+#: allocation": ``vlan internal order ascending range 1006 1199``); a config line moves the range.
+EOS_INTERNAL_VLANS = (1006, 1199)
+
+
+def _check_eos_internal_vlans(sw: Switch, model: SwitchModel, vids: dict[str, int], s: Session) -> None:
+    """Refuse chosen VIDs that EOS has probably given to routed ports as internal VLANs."""
+    routed = [p for p in model.ports if p.mode == "routed" and not p.management
+              and re.match(r"^(Ethernet|Port-Channel)", p.interface)]
+    lo, hi = EOS_INTERNAL_VLANS
+    taken = range(lo, min(hi, lo + len(routed) - 1) + 1)
+    for iface, vid in vids.items():
+        if vid in taken:
+            j = next((i for i, ap in enumerate(sw.access_ports) if ap.interface == iface), 0)
+            raise InputError(f"{s.where}.access_ports[{j}].vid", f"VID {vid} for {sw.name} {iface} is likely an "
+                             f"internal VLAN of one of its {len(routed)} routed ports (EOS allocates them from {lo} "
+                             "up)", "use a vlan_range below 1006 (e.g. 100-999)")
 
 
 # ----------------------------------------------------------------------------- the planner's entry points

@@ -325,3 +325,14 @@ def test_kept_features_are_in_the_plan_the_state_and_the_plan_output(tmp_path, m
     assert r.exit_code == 0, r.output
     assert "note: FastEthernet0/1 keeps voice on the switch: the voice VLAN stays on the legacy switch" in \
         " ".join(r.output.split())
+
+
+def test_eos_internal_vlans_of_routed_ports_are_not_chosen():
+    sw = inv(["Ethernet7"], trunk="Ethernet25", driver="eos", vlan_range="1000-1099").switches[0]
+    routed = [PortInfo(f"Ethernet{n}", "routed") for n in (1, 2)]
+    m = model(PortInfo("Ethernet7", "access", access_vid=1), *routed, vtp=None)
+    s = preflight.Session(where="w", driver="eos")
+    with pytest.raises(InputError, match="internal VLAN of one of its 2 routed ports"):
+        preflight.check_plan(sw, m, {"Ethernet7": 1007}, s)
+    preflight.check_plan(sw, m, {"Ethernet7": 1008}, s)                 # 1006, 1007 are taken, 1008 is not
+    preflight.check_plan(sw, model(PortInfo("Ethernet7", "access", access_vid=1), vtp=None), {"Ethernet7": 1006}, s)
