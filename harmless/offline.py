@@ -7,7 +7,8 @@ the refusals are those an online ``plan`` gives for a device with this running c
 * the diff is computed locally (:func:`local_diff`: the candidate's lines the saved config does not have, per
   block, like IOS ``show archive config incremental-diffs``), not by the device's own compare;
 * what only the device knows is missing: VLANs that live only in the VLAN database (a VTP server keeps VLANs
-  1-1005 out of the running config; they are still avoided when a port or trunk references them), the platform
+  1-1005 out of the running config; its VLAN database is taken to hold the VLANs its config references, which are
+  avoided and counted as spanning-tree instances), the platform
   (the spanning-tree instance limit then comes from ``stp_instance_limit`` only), the port HARMLESS's session
   arrives on, and for IOS whether trunks need ``switchport trunk encapsulation dot1q`` (taken from the config:
   yes when any port has a ``switchport trunk encapsulation`` line).
@@ -67,7 +68,8 @@ def _vlans(driver: str, text: str) -> dict[int, str]:
 def offline_facts(sw: Switch, text: str) -> DeviceFacts:
     """:class:`DeviceFacts` of a switch from its saved running config (pure).
 
-    ``interfaces`` are the config's ``interface`` blocks, ``vlans`` its ``vlan`` blocks (plus IOS's built-in VLANs),
+    ``interfaces`` are the config's ``interface`` blocks, ``vlans`` its ``vlan`` blocks (plus IOS's built-in VLANs;
+    on a VTP server/client also every VLAN the config references, as its VLAN database is not in the config),
     ``ports``/``port_model`` its port model, ``hostname`` its ``hostname`` line; model and session port unknown.
 
     Raises:
@@ -79,8 +81,11 @@ def offline_facts(sw: Switch, text: str) -> DeviceFacts:
     else:
         from harmless.switch_drivers.eos.parse import parse_port_states
     host = next((ln.split()[1] for ln in text.splitlines() if ln.startswith("hostname ") and len(ln.split()) > 1), "")
+    vlans = _vlans(sw.driver, text)
+    if model.vtp_mode in ("server", "client"):      # the VLAN database is not in the config: take what it references
+        vlans = {**{v: "" for v in model.vlans}, **vlans}
     return DeviceFacts(hostname=host, model="", os_version="", interfaces=tuple(p.interface for p in model.ports),
-                       vlans=_vlans(sw.driver, text), ports=parse_port_states(text), port_model=model)
+                       vlans=vlans, ports=parse_port_states(text), port_model=model)
 
 
 def _blocks(text: str) -> list[tuple[str, list[str]]]:

@@ -224,11 +224,12 @@ def check_plan(sw: Switch, model: SwitchModel, vids: dict[str, int], s: Session,
         existing = set(s.defined_vlans or model.vlans) - _NO_STP
         total = existing | set(vids.values())
         if len(total) > limit:
+            source = ("set by stp_instance_limit" if sw.stp_instance_limit
+                      else f"its platform {s.platform} runs")
             raise InputError(f"{s.where}.stp_instance_limit",
                              f"{sw.name} runs {stp} (one spanning-tree instance per VLAN): {len(existing)} VLANs now "
                              f"+ {len(total - existing)} HARMLESS VLANs = {len(total)} instances, more than the "
-                             f"{limit} its platform ({s.platform or 'set by stp_instance_limit'}) runs; VLANs beyond "
-                             "that run no spanning tree at all",
+                             f"{limit} {source}; VLANs beyond that run no spanning tree at all",
                              "migrate fewer ports, remove unused VLANs, or switch to 'spanning-tree mode mst'; set "
                              "stp_instance_limit only if the platform really runs more")
 

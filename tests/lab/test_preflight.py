@@ -131,6 +131,21 @@ def test_refusals_online_and_the_same_offline(vtp_lab, saved, case, access, trun
     assert code_off == 2 and one_line(out_off) == msg
 
 
+def test_spanning_tree_instance_limit_online_and_offline(vtp_lab, saved):
+    """VLANs 1, 100, 101 run PVST+ now; 3 more would exceed a limit of 5 (the override; the 3750's table value
+    is 128)."""
+    inv = write_inventory(vtp_lab, "stp.yaml", vtp="allow", stp_instance_limit=5)
+    code, out = plan(inv)
+    assert code == 2, out
+    msg = one_line(out)
+    assert "sw1 runs pvst (one spanning-tree instance per VLAN): 3 VLANs now + 3 HARMLESS VLANs = 6 instances, " \
+           "more than the 5 set by stp_instance_limit" in msg
+    code_off, out_off = plan(inv, "--config", f"sw1={saved}")
+    assert code_off == 2 and one_line(out_off) == msg
+    inv = write_inventory(vtp_lab, "stp-ok.yaml", vtp="allow", stp_instance_limit=6)
+    assert plan(inv)[0] == 0
+
+
 def test_the_port_of_harmless_own_session_is_refused_online(vtp_lab, saved):
     inv = write_inventory(vtp_lab, "uplink.yaml", access=[SESSION_PORT], vtp="allow")
     code, out = plan(inv)
