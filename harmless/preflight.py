@@ -16,7 +16,8 @@ Rules (override in brackets, only where a user can have a good reason):
 * VTP client → refused [none: a client cannot create VLANs]; VTP server → refused [switch ``vtp: allow``];
 * the plan would run more PVST+/Rapid-PVST+ instances than the platform has (:data:`STP_INSTANCE_LIMITS`) →
   refused [switch ``stp_instance_limit: N`` when the user knows the platform's real figure];
-* a chosen VID is a VLAN the switch defines or references (the planner avoids them; this is the guard) → refused.
+* a chosen VID is a VLAN the switch defines or references (the planner avoids them; this is the guard), or (EOS) an
+  internal VLAN of its routed ports → refused.
 """
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ __all__ = ["KEEP_CONSEQUENCE", "STP_INSTANCE_LIMITS", "Session", "check_chosen",
            "check_switch", "model_vlans", "session_of", "stp_limit"]
 
 #: PVST+ / Rapid PVST+ instances a platform runs at most, by model-name prefix (first match wins). Sources:
-#: Catalyst 2960 Switch Software Configuration Guide (78-16881-01), ch. "Configuring STP", "Supported Spanning-Tree
-#: Instances": 128 (LAN Base); Catalyst 2960 LAN Lite data sheet: 64 VLANs / 64 instances (models ending in "-S");
+#: Catalyst 2960 Switch Software Configuration Guide (78-16881-01), ch. "Configuring VLANs", "Supported VLANs": "PVST+
+#: or rapid PVST+ with a maximum of 128 spanning-tree instances" (LAN Base); the LAN Lite image (models ending in
+#: "-S") supports 64 VLANs (Catalyst 2960 data sheet), and PVST+ runs one instance per VLAN, so at most 64;
 #: Catalyst 3560 / 3750 Switch Software Configuration Guides, same section: 128 (per switch / per stack).
 STP_INSTANCE_LIMITS: tuple[tuple[str, int], ...] = (
     (r"^WS-C2960\S*-S$", 64),
