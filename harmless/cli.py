@@ -303,9 +303,12 @@ def lab():
 @click.option("--reject", multiple=True, hidden=True, help="(tests) config lines the device rejects, as regexes")
 @click.option("--vendor", type=click.Choice(["ios", "eos"]), default="ios", show_default=True,
               help="emulated switch OS: ios (Cisco, SSH on --ssh-port) or eos (Arista, eAPI over HTTP on --ssh-port)")
+@click.option("--vtp-server", is_flag=True,
+              help="ios: leave the switch in VTP server mode, the IOS default (plan/up then refuse it unless the "
+                   "inventory says vtp: allow; docs/preflight.md); default: vtp mode transparent")
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
-def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, reject, vendor, as_json):
+def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, reject, vendor, vtp_server, as_json):
     """Start the lab: emulated switch sw1, its data plane, hosts on its access ports, trunk to this server."""
     _need_root()
     from harmless.errors import InputError
@@ -315,7 +318,8 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, r
     except ValueError:
         raise InputError("--hosts", f"{hosts!r} is not a comma-separated list of port numbers", "e.g. 7,8,10")
     info = topology.lab_up(topology.LabSpec(name=name, ssh_port=ssh_port, hosts=host_ports, reject=tuple(reject),
-                                            server_netns=server_netns, vendor=vendor),
+                                            server_netns=server_netns, vendor=vendor,
+                                            vtp_transparent=not vtp_server),
                            _progress(as_json))
     if inventory_out:
         import yaml
