@@ -38,7 +38,7 @@ from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 from harmless.switch_drivers.switchport import fold_allowed
 from harmless.switch_drivers.vids import parse_vid_ranges
 
-__all__ = ["Dialect", "build_model", "port_states_from_model"]
+__all__ = ["Dialect", "block_children", "build_model", "global_lines", "port_states_from_model"]
 
 #: interfaces that are never switch ports (SVIs, loopbacks, tunnels, virtual interfaces)
 _LOGICAL = re.compile(r"^(vlan|loopback|tunnel|null|bvi|bdi|dialer|virtual-|vxlan|recirc|nve|cellular|async)", re.I)
@@ -319,8 +319,3 @@ def port_states_from_model(model: SwitchModel, skip: Iterable[str] = ()) -> dict
         else:
             out[p.interface] = PortVlanState(p.interface, mode, access_vid=p.access_vid or 1, shutdown=p.shutdown)
     return out
-
-
-def with_vtp(model: SwitchModel, vtp_mode: str | None) -> SwitchModel:
-    """The model with another VTP mode (helper for vendor modules)."""
-    return replace(model, vtp_mode=vtp_mode)
