@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -70,7 +71,7 @@ def handle_errors(fn):
         try:
             return fn(*a, **kw)
         except HarmlessError as e:
-            err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
             sys.exit(e.exit_code)
         except KeyboardInterrupt:
             err.print("[red]interrupted[/red]")
@@ -108,6 +109,7 @@ def main():
 
 # ----------------------------------------------------------------------------- plan / up / down / status
 def _print_plan(res) -> None:
+    from harmless.preflight import KEEP_CONSEQUENCE
     for sp in res.plan.switches:
         t = Table(title=f"{sp.name}: {sp.bridge} (datapath id {sp.datapath_id}, {', '.join(sp.protocols)})")
         for col in ("legacy port", "OpenFlow port", "VID", "trunk"):
@@ -116,6 +118,10 @@ def _print_plan(res) -> None:
             vid = f"{p.vid} (S-tag {sp.stag_tpid:#06x}, QinQ)" if p.qinq else str(p.vid)
             t.add_row(p.interface, str(p.ofport), vid, p.trunk)
         out.print(t)
+        for p in sp.ports:                  # features the legacy switch keeps running (inventory keep, preflight)
+            for k in getattr(p, "keep", ()):
+                out.print(f"note: {p.interface} keeps {k} on the switch: {KEEP_CONSEQUENCE[k]}", highlight=False,
+                          markup=False)
         out.print(f"controllers: {', '.join(sp.controllers) or '(none: br-of stays fail-secure, no flows)'}")
         diff = res.diffs.get(sp.name, "")
         out.print(f"[bold]switch config diff for {sp.name}[/bold]" + ("" if diff else ": (none, already configured)"))
@@ -126,16 +132,29 @@ def _print_plan(res) -> None:
 @main.command()
 @click.option("-i", "--inventory", required=True, type=click.Path(dir_okay=False), help="inventory YAML file")
 @click.option("--json", "as_json", is_flag=True, help="print the plan and diff as one JSON object")
+@click.option("--config", "configs", multiple=True, metavar="SWITCH=FILE",
+              help="plan SWITCH offline from its saved running config FILE, without contacting it (repeatable; "
+                   "only the switches named are planned; the diff is computed locally, not by the device)")
 @handle_errors
-def plan(inventory, as_json):
+def plan(inventory, as_json, configs):
     """Show the VLAN/port plan and the switch config diff. Changes nothing.
 
-    Reads the device (VLANs in use, interfaces), allocates one VID per migrated access port from vlan_range
-    (avoiding VIDs already used), maps legacy port N to OpenFlow port N, renders the tagging config and asks
-    the device for the diff (the candidate is discarded).
+    Reads the device (its port model: what every port is now, VLANs in use, VTP mode, LAGs), runs the preflight
+    rules (docs/preflight.md: refuses e.g. an access port that is a trunk, a LAG member or routed, a VTP server),
+    allocates one VID per migrated access port from vlan_range (avoiding every VID the switch defines or
+    references), maps legacy port N to OpenFlow port N, renders the tagging config and asks the device for the
+    diff (the candidate is discarded).
+
+    With --config SWITCH=FILE nothing is contacted: the same model, rules and planner run on the saved running
+    config, and the diff is computed locally (the rendered lines the saved config does not have).
     """
     from harmless import orchestrator
-    res = orchestrator.plan(inventory, _progress(as_json))
+    if configs:
+        from harmless import offline
+        from harmless.inventory import load_inventory
+        res = offline.plan_offline(load_inventory(inventory), inventory, offline.parse_config_args(configs))
+    else:
+        res = orchestrator.plan(inventory, _progress(as_json))
     if as_json:
         click.echo(json.dumps(res.to_dict()))
     else:
@@ -405,9 +424,12 @@ def lab():
 @click.option("--reject", multiple=True, hidden=True, help="(tests) config lines the device rejects, as regexes")
 @click.option("--vendor", type=click.Choice(["ios", "eos"]), default="ios", show_default=True,
               help="emulated switch OS: ios (Cisco, SSH on --ssh-port) or eos (Arista, eAPI over HTTP on --ssh-port)")
+@click.option("--vtp-server", is_flag=True,
+              help="ios: leave the switch in VTP server mode, the IOS default (plan/up then refuse it unless the "
+                   "inventory says vtp: allow; docs/preflight.md); default: vtp mode transparent")
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
-def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, reject, vendor, as_json):
+def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, reject, vendor, vtp_server, as_json):
     """Start the lab: emulated switch sw1, its data plane, hosts on its access ports, trunk to this server."""
     _need_root()
     from harmless.errors import InputError
@@ -417,7 +439,8 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, r
     except ValueError:
         raise InputError("--hosts", f"{hosts!r} is not a comma-separated list of port numbers", "e.g. 7,8,10")
     info = topology.lab_up(topology.LabSpec(name=name, ssh_port=ssh_port, hosts=host_ports, reject=tuple(reject),
-                                            server_netns=server_netns, vendor=vendor),
+                                            server_netns=server_netns, vendor=vendor,
+                                            vtp_transparent=not vtp_server),
                            _progress(as_json))
     if inventory_out:
         import yaml

@@ -109,6 +109,10 @@ class AccessPort(_Model):
 
     ``qinq: true`` makes the port an 802.1ad customer port (dot1q-tunnel): its own VID becomes the outer S-tag and
     the frames' customer C-tags reach br-of untouched (for ports that already carry VLANs).
+
+    ``keep`` lists port features the switch keeps running on the migrated port (``voice``: the voice VLAN;
+    ``dot1x``: 802.1X/MAB; ``port_security``); without it a port that has one is refused by preflight
+    (see docs/preflight.md for what each means for a phone or a supplicant on a migrated port).
     """
 
     interface: str
@@ -116,6 +120,7 @@ class AccessPort(_Model):
     vid: int | None = None
     trunk: str | None = None
     qinq: bool = False
+    keep: list[Literal["voice", "dot1x", "port_security"]] = Field(default_factory=list)
 
     _names = field_validator("interface", "trunk", mode="before")(lambda v: _int_name(v))
 
@@ -178,6 +183,10 @@ class Switch(_Model):
         "(IOS commits take 30-90 s on large configs); also the SSH/API connect timeout"))
     stag_tpid: int | None = Field(None, description="TPID of the outer tag of QinQ ports on the trunks: 0x88a8 "
                                                     "(802.1ad) or 0x8100; default: the driver's")
+    vtp: Literal["allow"] | None = Field(None, description="allow: migrate a VTP server although every VLAN "
+                                         "HARMLESS creates is propagated to the whole VTP domain (docs/preflight.md)")
+    stp_instance_limit: int | None = Field(None, ge=1, le=4094, description="spanning-tree instances (PVST+) the "
+                                           "switch runs at most; overrides preflight's platform table")
 
     @field_validator("stag_tpid")
     @classmethod

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from harmless import preflight
 from harmless.errors import InputError
 from harmless.inventory import Inventory, Switch, Trunk, port_index
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
@@ -32,6 +33,8 @@ class PortPlan:
         trunk: the switch port of the trunk that carries this VID.
         vlan_name: VLAN name written on the device.
         qinq: 802.1ad customer port: ``vid`` is the outer S-tag, customer C-tags pass to br-of untouched.
+        keep: port features the legacy switch keeps running on the migrated port (inventory ``keep``: ``voice``,
+            ``dot1x``, ``port_security``; what that means: :data:`harmless.preflight.KEEP_CONSEQUENCE`).
     """
 
     interface: str
@@ -40,6 +43,7 @@ class PortPlan:
     trunk: str
     vlan_name: str
     qinq: bool = False
+    keep: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,7 @@ class Plan:
         for s in d["switches"]:
             sws.append(SwitchPlan(
                 name=s["name"], bridge=s["bridge"], datapath_id=s["datapath_id"], protocols=tuple(s["protocols"]),
-                controllers=tuple(s["controllers"]), ports=tuple(PortPlan(**p) for p in s["ports"]),
+                controllers=tuple(s["controllers"]), ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ()))}) for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
                                        tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0)))
@@ -183,6 +187,7 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
             the device cannot do.
     """
     tpid = check_capabilities(sw, caps or Capabilities(), where)
+    preflight.check_facts(sw, facts, where)
     # the device's names are the truth: inventory names match them canonically (Gi0/1 = GigabitEthernet0/1) and
     # the plan uses the device's spelling; without an interface list, the inventory's spelling
     dev: dict[str, str] = {}
@@ -218,6 +223,7 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
     by_name = {name: vid for vid, name in facts.vlans.items()}
     # VIDs the device uses for something else; VIDs HARMLESS created itself (previous plan / our names) are ours.
     foreign = {v for v, name in facts.vlans.items() if v not in ours and not str(name).startswith("harmless-")}
+    foreign |= preflight.model_vlans(facts) - ours - {v for v, n in facts.vlans.items() if n.startswith("harmless-")}
     taken: set[int] = set()
     chosen: dict[str, int] = {}
     ports = sorted(sw.access_ports, key=sw.ofport_of)
@@ -227,7 +233,8 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
             j = sw.access_ports.index(p)
             if p.vid in foreign:
                 raise InputError(f"{where}.access_ports[{j}].vid",
-                                 f"VID {p.vid} is already used on {sw.name} (VLAN {facts.vlans[p.vid]!r})",
+                                 f"VID {p.vid} is already used on {sw.name} "
+                                 f"(VLAN {facts.vlans.get(p.vid, 'referenced')!r})",
                                  "pick a free VID or drop vid to let the planner choose")
             chosen[p.interface] = p.vid
             taken.add(p.vid)
@@ -250,10 +257,13 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
                              "widen vlan_range")
         chosen[p.interface] = vid
         taken.add(vid)
+    preflight.check_chosen(sw, facts, chosen, ours | {v for v, n in facts.vlans.items()
+                                                      if str(n).startswith("harmless-")}, where)
     default_trunk = spell[sw.trunks[0].switch_port]
     port_plans = tuple(
         PortPlan(spell[p.interface], n, chosen[p.interface],
-                 trunk_of[sw.canonical(p.trunk)] if p.trunk else default_trunk, vlan_name(sw.name, n), p.qinq)
+                 trunk_of[sw.canonical(p.trunk)] if p.trunk else default_trunk, vlan_name(sw.name, n), p.qinq,
+                 tuple(p.keep))
         for p in ports for n in [sw.ofport_of(p)])
     trunks = tuple(
         TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),

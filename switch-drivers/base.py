@@ -12,8 +12,12 @@ import abc
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harmless.errors import CommitError, DeviceError
+
+if TYPE_CHECKING:
+    from harmless.switch_drivers.portmodel import SwitchModel
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +76,9 @@ class DeviceFacts:
         interfaces: every interface name the device has.
         vlans: VID -> VLAN name, for every VLAN configured on the device.
         ports: interface name -> :class:`PortVlanState`, for physical ports.
+        port_model: what every port *is* now (:class:`~harmless.switch_drivers.portmodel.SwitchModel`), None when
+            the driver has no port model; preflight (:mod:`harmless.preflight`) reads it.
+        session_port: the interface HARMLESS's own management session arrives on, None when unknown.
     """
 
     hostname: str
@@ -80,6 +87,8 @@ class DeviceFacts:
     interfaces: tuple[str, ...]
     vlans: dict[int, str]
     ports: dict[str, PortVlanState] = field(default_factory=dict)
+    port_model: "SwitchModel | None" = None
+    session_port: str | None = None
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,32 @@ class NapalmDriver(SwitchDriver):
         may ask the device instead)."""
         return self.parse_vlans(config_text)
 
+    def model_of(self, config_text: str):
+        """The port model (:class:`~harmless.switch_drivers.portmodel.SwitchModel`) of ``config_text`` (the running
+        config just read); None when this driver has none yet. Vendor drivers add ``show`` outputs."""
+        from harmless.switch_drivers.models import parse_model
+
+        try:
+            return parse_model(getattr(self, "port_model_syntax", None) or self.name, config_text)
+        except NotImplementedError:
+            return None
+
+    def port_model(self):
+        """What every port is now: :meth:`model_of` the running config (read-only; ``harmless ports``).
+
+        Raises:
+            DeviceError: the device cannot be read.
+            NotImplementedError: the driver has no port model.
+        """
+        model = self.model_of(self.running_config())
+        if model is None:
+            raise NotImplementedError(f"driver {self.name} has no port model")
+        return model
+
+    def session_port(self, model) -> str | None:
+        """The interface this management session arrives on, None when unknown (vendor hook)."""
+        return None
+
     def _abort_open(self, dev: Any) -> None:
         """Release whatever a failed ``dev.open()`` left half-open (vendor hook; default nothing)."""
 
@@ -174,9 +200,11 @@ class NapalmDriver(SwitchDriver):
         f = self._call("get_facts", self._dev().get_facts)
         text = self.running_config()
         self._facts_config = text
+        model = self.model_of(text)
         return DeviceFacts(hostname=f.get("hostname", ""), model=f.get("model", ""),
                            os_version=f.get("os_version", ""), interfaces=tuple(f.get("interface_list", ())),
-                           vlans=self.device_vlans(text), ports=self.parse_ports(text))
+                           vlans=self.device_vlans(text), ports=self.parse_ports(text), port_model=model,
+                           session_port=self.session_port(model) if model is not None else None)
 
     def link_states(self) -> dict[str, str]:
         """Operational state per interface (NAPALM ``get_interfaces``).

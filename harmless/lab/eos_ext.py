@@ -77,12 +77,15 @@ def reset_configuration(sc: SwitchConfiguration) -> None:
     sc.vlans = [v for v in sc.vlans if v.number == 1]
     for v in sc.vlans:
         v.name = "default"
+    sc.ports = [p for p in sc.ports if not p.name.startswith("Port-Channel")]
+    sc._mlag = {}
 
 
 def copy_state(dst: SwitchConfiguration, src: SwitchConfiguration) -> None:
     """Make ``dst`` hold ``src``'s config (keeps the ``dst`` object, which the OVS sync watches)."""
     c = copy.deepcopy(src)
     dst.name, dst.vlans, dst.ports = c.name, c.vlans, c.ports
+    dst._mlag = dict(getattr(c, "_mlag", {}))
     for o in dst.vlans + dst.ports:
         o.switch_configuration = dst
 
@@ -104,6 +107,8 @@ def interface_lines(p: Port) -> list[str]:
     if p.vendor_specific.get("routed"):
         if not p.name.startswith("Management"):
             out.append("   no switchport")
+        if p.vendor_specific.get("ip"):
+            out.append(f"   ip address {p.vendor_specific['ip']}")
         return out
     if p.access_vlan and p.access_vlan != 1:
         out.append(f"   switchport access vlan {p.access_vlan}")
@@ -116,6 +121,9 @@ def interface_lines(p: Port) -> list[str]:
     tpid = p.vendor_specific.get("tpid")
     if tpid and tpid != 0x8100:
         out.append(f"   switchport dot1q ethertype {tpid:#06x}")
+    out += [f"   {ln}" for ln in p.vendor_specific.get("features", [])]
+    if p.vendor_specific.get("channel"):
+        out.append("   channel-group %s mode %s" % p.vendor_specific["channel"])
     return out
 
 
@@ -132,7 +140,18 @@ def running_config_text(sc: SwitchConfiguration) -> str:
         lines.append("!")
     for p in sorted(sc.ports, key=lambda p: _port_sort_key(p.name)):
         lines += interface_lines(p) + ["!"]
+    mlag = getattr(sc, "_mlag", {})
+    if mlag:
+        lines += ["mlag configuration"] + [f"   {k} {mlag[k]}" for k in _MLAG_KEYS if k in mlag] + ["!"]
     return "\n".join(lines + ["end", ""])
+
+
+#: ``mlag configuration`` settings, in the order EOS prints them
+_MLAG_KEYS = ("domain-id", "local-interface", "peer-address", "peer-link")
+#: port lines kept verbatim (802.1X, MAB, phone VLAN, port security), one per setting
+_FEATURE = re.compile(r"^(dot1x (pae authenticator|port-control \S+|host-mode \S+|mac based authentication)|"
+                      r"switchport phone vlan \d+|switchport phone trunk \S+|"
+                      r"switchport port-security( mac-address maximum \d+)?)$")
 
 
 # ----------------------------------------------------------------------------- config mode
@@ -195,6 +214,12 @@ class ConfigMode:
             p.vendor_specific["routed"] = routed or None
         elif s == "rollback clean-config" and self.in_session:
             reset_configuration(sc)
+        elif s == "mlag configuration":
+            if not hasattr(sc, "_mlag"):
+                sc._mlag = {}
+            self.ctx = ("mlag", sc._mlag)
+        elif s == "no mlag configuration":
+            sc._mlag = {}
         elif s.startswith("spanning-tree mode ") or s == "no aaa root":
             pass                                              # accepted, not modelled
         else:
@@ -227,6 +252,15 @@ class ConfigMode:
     # sub-modes
     def _sub(self, s: str) -> bool:
         kind, obj = self.ctx
+        if kind == "mlag":
+            m = re.match(r"(no )?(domain-id|local-interface|peer-address|peer-link)(?: (\S+))?$", s)
+            if not m:
+                return False
+            if m.group(1):
+                obj.pop(m.group(2), None)
+            elif m.group(3):
+                obj[m.group(2)] = m.group(3)
+            return True
         if kind == "vlan":
             m = re.match(r"(no )?name( (\S+))?$", s)
             if m and (m.group(1) or m.group(3)):
@@ -264,6 +298,24 @@ class ConfigMode:
             self._allowed(p, m.group(1), m.group(2))
         elif s == "no switchport trunk allowed vlan":
             p.trunk_vlans = None
+        elif m := re.match(r"channel-group (\d+) mode (on|active|passive)$", s):
+            self._port(f"Port-Channel{m.group(1)}")
+            vs["channel"] = (m.group(1), m.group(2))
+        elif s == "no channel-group":
+            vs.pop("channel", None)
+        elif m := re.match(r"ip address (\d+\.\d+\.\d+\.\d+/\d+)$", s):
+            if not vs.get("routed"):
+                raise EapiError(INVALID, errors=["% Address determination: interface is not a routed port"])
+            vs["ip"] = m.group(1)
+        elif s == "no ip address":
+            vs.pop("ip", None)
+        elif _FEATURE.match(s) or (s.startswith("no ") and _FEATURE.match(s[3:])):
+            feats = vs.setdefault("features", [])
+            line = s[3:] if s.startswith("no ") else s
+            key = line.split()[:3] if not line.startswith("switchport port-security") else line.split()[:3]
+            feats[:] = [f for f in feats if f.split()[:3] != key]
+            if not s.startswith("no "):
+                feats.append(line)
         elif m := re.match(r"switchport dot1q ethertype (0x[0-9a-fA-F]{4})$", s):
             vs["tpid"] = int(m.group(1), 16)
         elif s == "no switchport dot1q ethertype":

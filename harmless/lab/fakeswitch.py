@@ -251,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--platform", choices=("2960", "3750"), default="2960",
                    help="Catalyst behaviour: 2960 = dot1q-only (no 'switchport trunk encapsulation'); "
                         "3750 = ISL-capable (trunks need 'switchport trunk encapsulation dot1q' first)")
+    p.add_argument("--session-port", metavar="INTERFACE",
+                   help="ios: show users / show ip arp / show mac address-table say the management session arrives "
+                        "on INTERFACE (a management station behind it)")
     p.add_argument("--drop-session-on", action="append", default=[], metavar="REGEX",
                    help="test-only fault injection: run an exec command matching REGEX silently, then close "
                         "the SSH session (a session lost mid-commit)")
@@ -319,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     core = switch_factory.SwitchFactory().get(MODEL, args.hostname, password)  # enable secret: str
     sc = core.switch_configuration
     ios_ext.set_platform(sc, args.platform)
+    ios_ext.set_session_port(sc, args.session_port)
     sc._archive_user = args.username             # who owns a commit-confirm (show archive config rollback timer)
     sc._new_processor = core.new_command_processor
     unknown = [i for i in port_map if sc.get_port(i) is None]

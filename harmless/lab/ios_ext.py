@@ -84,13 +84,15 @@ def running_config_lines(sc) -> list[str]:
         sc: fake_switches SwitchConfiguration.
 
     Returns:
-        Lines ``version``, ``hostname``, VLANs in numeric order, physical then SVI interfaces,
-        static routes, ``end``, and a final ``""``.
+        Lines ``version``, ``hostname``, ``vtp`` (transparent/off only) and ``spanning-tree`` lines, VLANs in
+        numeric order (VTP transparent/off only: a server or client keeps them in vlan.dat), port-channel, physical
+        then SVI interfaces, static routes, ``end``, and a final ``""``.
     """
-    lines = ["version 12.1", "!", "hostname %s" % sc.name, "!", "!"]
-    for vlan in sorted(sc.vlans, key=lambda v: v.number):
-        lines += _enabled.build_running_vlan(vlan) + ["!"]
-    for port in sc.get_physical_ports() + sc.get_vlan_ports():
+    lines = ["version 12.1", "!", "hostname %s" % sc.name, "!", "!"] + _global_lines(sc)
+    if vlans_in_running_config(sc):                   # VTP server/client: VLANs live in vlan.dat only
+        for vlan in sorted(sc.vlans, key=lambda v: v.number):
+            lines += _enabled.build_running_vlan(vlan) + ["!"]
+    for port in aggregated_ports(sc) + sc.get_physical_ports() + sc.get_vlan_ports():
         lines += _interface_lines(port) + ["!"]
     arch = archive_settings(sc)
     if arch:
@@ -169,12 +171,16 @@ def apply_config_text(processor, text: str) -> list[str]:
 
 
 def _reset_config(sc) -> None:
+    """Forget the running config (not vlan.dat: on a VTP server/client the VLANs and the VTP state stay)."""
     for p in list(sc.ports):
         if isinstance(p, (VlanPort, AggregatedPort)):
             sc.remove_port(p)
         else:
             p.reset()
+    sc._stp_mode = "pvst"
     for v in list(sc.vlans):
+        if not vlans_in_running_config(sc):
+            continue
         if v.number == 1:
             v.name = None
         else:
@@ -666,6 +672,7 @@ def install() -> None:
     ConfigInterfaceCommandProcessor.do_switchport = if_do_switchport
     ConfigInterfaceCommandProcessor.do_no_switchport = if_do_no_switchport
     DefaultCommandProcessor.continue_enabling = continue_enabling
+    install_preflight_features()
     _state["installed"] = True
 
 
@@ -728,7 +735,7 @@ def _interface_lines(port) -> list[str]:
     if _nonegotiate(port):
         idx = next((i for i, ln in enumerate(lines) if ln.startswith(" switchport mode ")), len(lines) - 1)
         lines.insert(idx + 1, " switchport nonegotiate")
-    return lines
+    return _interface_lines_ext(port, lines)
 
 
 def _flag(proc, message: str) -> None:
@@ -1044,3 +1051,438 @@ def enabled_process_command(self, line):
             shell.terminal.loseConnection()
         return True
     return _orig["enabled_process_command"](self, line)
+
+
+# ============================================================================= preflight features (issue #12)
+# What the preflight rules read on a real Catalyst and stock fake-switches lacks:
+#  * VTP (Catalyst 2960/3750 configuration guides, "Configuring VTP"): a switch is a VTP *server* by default; a server
+#    or client keeps VLANs 1-1005 in vlan.dat, so neither the VLANs nor the ``vtp`` lines appear in the running
+#    config; in transparent (and, IOS 12.2(52)SE+, off) mode ``vtp domain``/``vtp mode`` and the VLANs are printed.
+#    A client cannot create VLANs; VTP v1/v2 servers cannot create extended VLANs (1006-4094).
+#  * ``spanning-tree mode`` (default pvst) and ``spanning-tree extend system-id``, printed as IOS prints them.
+#  * port-channels: ``channel-group N mode on|active|passive|desirable|auto`` read back as written, the
+#    ``interface Port-channelN`` it creates printed before the physical ports, ``show etherchannel summary``.
+#  * ``switchport voice vlan``, ``switchport port-security ...`` (refused on a dynamic port, as IOS does),
+#    802.1X/MAB lines (``dot1x ...``, ``authentication ...``, ``mab``, ``access-session ...``), kept in order.
+#  * routed ports (``no switchport`` + ``ip address``) on the ISL-capable (3750) platform only; a 2960 LAN Base
+#    has none (``no switchport`` is invalid input there).
+#  * the session's ingress port (:func:`set_session_port`): ``show users`` / ``show ip arp`` / ``show mac
+#    address-table address`` answer as for a management station behind that port.
+VTP_CLIENT_REFUSED = "VTP VLAN configuration not allowed when device is in CLIENT mode."
+VTP_EXTENDED_REFUSED = "Extended VLAN(s) not allowed in current VTP mode."
+NOT_L3 = "% IP addresses may not be configured on L2 links."
+CHANNEL_MODES = ("on", "active", "passive", "desirable", "auto")
+#: the emulated management station's address and MAC (only shown when a session port is set)
+STATION_IP, STATION_MAC = "192.0.2.200", "0200.c000.02c8"
+
+
+def vtp_state(sc) -> dict:
+    """The switch's VTP state (what vlan.dat holds): ``{"mode", "domain", "revision"}``; default server."""
+    if not hasattr(sc, "_vtp"):
+        sc._vtp = {"mode": "server", "domain": "", "revision": 0}
+    return sc._vtp
+
+
+def vlans_in_running_config(sc) -> bool:
+    """VLANs are printed in the running config only in VTP transparent/off mode."""
+    return vtp_state(sc)["mode"] in ("transparent", "off")
+
+
+def stp_mode(sc) -> str:
+    return getattr(sc, "_stp_mode", "pvst")
+
+
+def set_session_port(sc, interface: str | None) -> None:
+    """Make ``show users``/``show ip arp``/``show mac address-table`` say the SSH session arrives on ``interface``."""
+    sc._session_port = interface
+
+
+def _global_lines(sc) -> list[str]:
+    """``vtp`` and ``spanning-tree`` lines as IOS prints them between ``hostname`` and the VLANs."""
+    v = vtp_state(sc)
+    out = []
+    if v["mode"] in ("transparent", "off"):
+        out += ([f"vtp domain {v['domain']}"] if v["domain"] else []) + [f"vtp mode {v['mode']}", "!"]
+    return out + [f"spanning-tree mode {stp_mode(sc)}", "spanning-tree extend system-id", "!"]
+
+
+def cfg_do_vtp(self, *args):
+    sc, a = self.switch_configuration, [x.lower() for x in args]
+    v = vtp_state(sc)
+    if a[:1] == ["mode"] and len(a) == 2 and a[1] in ("server", "client", "transparent", "off"):
+        v["mode"] = a[1]
+    elif a[:1] == ["domain"] and len(args) == 2:
+        v["domain"] = args[1]
+    elif a[:1] in (["version"], ["password"], ["pruning"]):
+        pass
+    else:
+        _invalid_here(self, "vtp " + " ".join(args))
+
+
+def cfg_do_no_vtp(self, *args):
+    v = vtp_state(self.switch_configuration)
+    a = [x.lower() for x in args]
+    if a[:1] == ["mode"]:
+        v["mode"] = "server"
+    elif a[:1] == ["domain"]:
+        v["domain"] = ""
+
+
+def cfg_do_spanning_tree(self, *args):
+    a = [x.lower() for x in args]
+    if a[:1] == ["mode"] and a[1:2] and a[1] in ("pvst", "rapid-pvst", "mst"):
+        self.switch_configuration._stp_mode = a[1]
+    elif a[:2] == ["extend", "system-id"] or a[:1] in (["vlan"], ["loopguard"], ["mst"]) or (
+            a[:1] == ["portfast"] and "default" in a):
+        pass
+    else:
+        _invalid_here(self, "spanning-tree " + " ".join(args))
+
+
+def cfg_do_no_spanning_tree(self, *args):
+    if [x.lower() for x in args[:1]] == ["mode"]:
+        self.switch_configuration._stp_mode = "pvst"
+
+
+def cfg_do_vlan(self, raw, *rest):
+    """``vlan N`` / ``vlan 10,20,30-32`` with the VTP rules (client refuses; server refuses extended VLANs)."""
+    sc = self.switch_configuration
+    mode = vtp_state(sc)["mode"]
+    try:
+        vids = sorted(parse_vlan_list_text(raw))
+    except ValueError:
+        return _invalid_here(self, "vlan " + raw)
+    if mode == "client":
+        return _refuse(self, VTP_CLIENT_REFUSED)
+    if mode == "server" and any(v > 1005 for v in vids):
+        self.write_line("% Failed to create VLANs " + raw)
+        return _refuse(self, VTP_EXTENDED_REFUSED)
+    if mode == "server":
+        vtp_state(sc)["revision"] += 1
+    if len(vids) == 1:
+        return _orig["cfg_do_vlan"](self, str(vids[0]), *rest)
+    for vid in vids:
+        if sc.get_vlan(vid) is None:
+            sc.add_vlan(sc.new("Vlan", vid))
+    return None
+
+
+def cfg_do_no_vlan(self, *args):
+    sc = self.switch_configuration
+    if vtp_state(sc)["mode"] == "client":
+        return _refuse(self, VTP_CLIENT_REFUSED)
+    try:
+        vids = parse_vlan_list_text(args[0])
+    except (ValueError, IndexError):
+        return _invalid_here(self, "no vlan " + " ".join(args))
+    for vid in vids:
+        v = sc.get_vlan(vid)
+        if v is not None and vid != 1:
+            sc.remove_vlan(v)
+    if vtp_state(sc)["mode"] == "server":
+        vtp_state(sc)["revision"] += 1
+    return None
+
+
+def parse_vlan_list_text(text: str) -> list[int]:
+    """``10,20,30-32`` -> VIDs (ValueError on anything else)."""
+    out = []
+    for item in text.split(","):
+        lo, _, hi = item.partition("-")
+        lo_i, hi_i = int(lo), int(hi or lo)
+        if not 1 <= lo_i <= hi_i <= 4094:
+            raise ValueError(text)
+        out += range(lo_i, hi_i + 1)
+    return out
+
+
+# ----------------------------------------------------------------------------- interface features
+def _vs(port) -> dict:
+    return port.vendor_specific
+
+
+def _ordered(port, key: str) -> list[str]:
+    return _vs(port).setdefault(key, [])
+
+
+def _put(lines: list[str], line: str, same: int) -> None:
+    """Replace the line with the same first ``same`` words, else append (IOS keeps one line per setting)."""
+    head = line.split()[:same]
+    for i, ln in enumerate(lines):
+        if ln.split()[:same] == head:
+            lines[i] = line
+            return
+    lines.append(line)
+
+
+def if_do_channel_group(self, *args):
+    a = [x.lower() for x in args]
+    if len(a) != 3 or not a[0].isdigit() or a[1] != "mode" or a[2] not in CHANNEL_MODES:
+        return _invalid_here(self, "channel-group " + " ".join(args))
+    _orig["if_do_channel_group"](self, args[0])
+    _vs(self.port)["channel_mode"] = a[2]
+    return None
+
+
+def if_do_no_channel_group(self, *args):
+    _vs(self.port).pop("channel_mode", None)
+    return _orig["if_do_no_channel_group"](self, *args)
+
+
+def _switchport_feature(self, a: tuple[str, ...], line: str) -> bool | None:
+    """Voice VLAN and port security; True when handled."""
+    port = self.port
+    if a[:2] == ("voice", "vlan") and len(a) == 3:
+        if not (a[2].isdigit() and 1 <= int(a[2]) <= 4094) and a[2] not in ("dot1p", "untagged", "none"):
+            _invalid_here(self, line)
+            return True
+        _vs(port)["voice"] = a[2]
+        return True
+    if a[:1] == ("port-security",):
+        if len(a) == 1 and port.mode not in ("access", "trunk"):
+            _refuse(self, f"Command rejected: {port.name} is a dynamic port.")
+            return True
+        _put(_ordered(port, "psec"), line, 4 if a[1:3] == ("mac-address", "sticky") and len(a) == 4 else 3)
+        return True
+    return None
+
+
+def _l2_refused(self, line: str) -> bool:
+    if _vs(self.port).get("routed"):
+        _invalid_here(self, line)
+        return True
+    return False
+
+
+def if_do_switchport_ext(self, *args):
+    """``switchport`` (back to layer 2), voice VLAN, port security; the rest as :func:`if_do_switchport`."""
+    a = tuple(x.lower() for x in args)
+    line = "switchport " + " ".join(args)
+    if not a:
+        _vs(self.port).pop("routed", None)
+        _vs(self.port).pop("ip", None)
+        return None
+    if _l2_refused(self, line):
+        return None
+    if _switchport_feature(self, a, line):
+        return None
+    return if_do_switchport(self, *args)
+
+
+def if_do_no_switchport_ext(self, *args):
+    """``no switchport`` (routed port, 3750 only), ``no switchport voice vlan``, ``no switchport port-security``."""
+    port, a = self.port, tuple(x.lower() for x in args)
+    if not a:
+        if not isl_capable(self.switch_configuration):
+            return _invalid_here(self, "no switchport")
+        port.mode, port.access_vlan, port.trunk_vlans, port.trunk_native_vlan = None, None, None, None
+        port.trunk_encapsulation_mode = None
+        for k in ("voice", "psec", "nonegotiate"):
+            _vs(port).pop(k, None)
+        _vs(port)["routed"] = True
+        return None
+    if a[:2] == ("voice", "vlan"):
+        _vs(port).pop("voice", None)
+        return None
+    if a[:1] == ("port-security",):
+        lines = _ordered(port, "psec")
+        if len(a) == 1:
+            lines[:] = [ln for ln in lines if ln != "switchport port-security"]
+        else:
+            head = ("switchport " + " ".join(args)).split()
+            lines[:] = [ln for ln in lines if ln.split()[:len(head)] != head]
+        return None
+    return if_do_no_switchport(self, *args)
+
+
+def _aaa_line(self, word: str, args) -> None:
+    line = " ".join([word, *args])
+    same = 1 if word == "mab" else 2
+    _put(_ordered(self.port, "aaa"), line, same)
+
+
+def _no_aaa_line(self, word: str, args) -> None:
+    head = [word, *args][:2]
+    lines = _ordered(self.port, "aaa")
+    lines[:] = [ln for ln in lines if ln.split()[:len(head)] != head]
+
+
+def if_do_ip(self, *args):
+    """``ip address A M`` on a routed physical port; L2 ports refuse it (stock handles SVIs)."""
+    if isinstance(self.port, VlanPort):
+        return _orig["if_do_ip"](self, *args)
+    a = [x.lower() for x in args]
+    if a[:1] and "address".startswith(a[0]) and len(a) >= 3:
+        if not _vs(self.port).get("routed"):
+            return _refuse(self, NOT_L3)
+        _vs(self.port)["ip"] = f"{args[1]} {args[2]}"
+        return None
+    return _orig["if_do_ip"](self, *args)
+
+
+def if_do_no_ip(self, *args):
+    if isinstance(self.port, VlanPort):
+        return _orig["if_do_no_ip"](self, *args)
+    if [x.lower() for x in args[:1]] and "address".startswith(args[0].lower()):
+        _vs(self.port).pop("ip", None)
+        return None
+    return _orig["if_do_no_ip"](self, *args)
+
+
+def _interface_lines_ext(port, lines: list[str]) -> list[str]:
+    """Fix and extend stock interface lines: real channel-group mode, voice, port security, 802.1X, routed."""
+    vs = _vs(port)
+    if vs.get("routed"):
+        head = [ln for ln in lines[:2] if ln.startswith(("interface ", " description "))]
+        rest = [ln for ln in lines if ln in (" shutdown",)]
+        return head + [" no switchport"] + ([f" ip address {vs['ip']}"] if vs.get("ip") else [" no ip address"]) \
+            + rest
+    out = []
+    for ln in lines:
+        if ln.startswith(" channel-group ") and vs.get("channel_mode"):
+            ln = " channel-group %s mode %s" % (ln.split()[1], vs["channel_mode"])
+        out.append(ln)
+    extra = ([f" switchport voice vlan {vs['voice']}"] if vs.get("voice") else []) \
+        + [" " + ln for ln in vs.get("psec", [])] + [" " + ln for ln in vs.get("aaa", [])]
+    if extra:
+        idx = max((i for i, ln in enumerate(out) if ln.startswith(" switchport ")), default=len(out) - 1)
+        out[idx + 1:idx + 1] = extra
+    return out
+
+
+def aggregated_ports(sc) -> list:
+    return sorted((p for p in sc.ports if isinstance(p, AggregatedPort)), key=lambda p: int(_digits(p.name) or 0))
+
+
+def _digits(name: str) -> str:
+    m = re.search(r"(\d+)$", name)
+    return m.group(1) if m else ""
+
+
+def _show_etherchannel_summary(self):
+    sc = self.switch_configuration
+    lags = aggregated_ports(sc)
+    for line in ("Flags:  D - down        P - bundled in port-channel", "        I - stand-alone s - suspended",
+                 "        H - Hot-standby (LACP only)", "        R - Layer3      S - Layer2",
+                 "        U - in use      f - failed to allocate aggregator", "",
+                 "        M - not in use, minimum links not met", "        u - unsuitable for bundling",
+                 "        w - waiting to be aggregated", "        d - default port", "", "",
+                 f"Number of channel-groups in use: {len(lags)}", f"Number of aggregators:           {len(lags)}",
+                 "", "Group  Port-channel  Protocol    Ports",
+                 "------+-------------+-----------+-----------------------------------------------"):
+        self.write_line(line)
+    for lag in lags:
+        members = [p for p in sc.get_physical_ports() if p.aggregation_membership == lag.name]
+        modes = {_vs(p).get("channel_mode") for p in members}
+        proto = "LACP" if modes & {"active", "passive"} else ("PAgP" if modes & {"desirable", "auto"} else "-")
+        ports = "   ".join(f"{_short(p.name)}(P)" for p in members)
+        self.write_line("%-6s %-13s %-11s %s" % (_digits(lag.name), f"Po{_digits(lag.name)}(SU)", proto, ports))
+
+
+def _show_vtp_status(self):
+    sc = self.switch_configuration
+    v = vtp_state(sc)
+    mode = {"server": "Server", "client": "Client", "transparent": "Transparent", "off": "Off"}[v["mode"]]
+    rev = v["revision"] if v["mode"] in ("server", "client") else 0
+    for line in ("VTP Version capable             : 1 to 3", "VTP version running             : 1",
+                 f"VTP Domain Name                 : {v['domain']}", "VTP Pruning Mode                : Disabled",
+                 "VTP Traps Generation            : Disabled", "Device ID                       : 0011.2233.4400",
+                 "Configuration last modified by 0.0.0.0 at 3-1-93 00:00:00",
+                 "Local updater ID is 0.0.0.0 (no valid interface found)", "", "Feature VLAN:", "--------------",
+                 f"VTP Operating Mode                : {mode}", "Maximum VLANs supported locally   : 255",
+                 f"Number of existing VLANs          : {len(sc.vlans) + 4}",
+                 f"Configuration Revision            : {rev}",
+                 "MD5 digest                        : 0x9E 0x2F 0x23 0x56 0x11 0xAD 0x87 0x40 ",
+                 "                                    0x53 0xE1 0x14 0x1B 0x2C 0x62 0x0A 0x44 ", ""):
+        self.write_line(line)
+
+
+def _show_users(self):
+    sc = self.switch_configuration
+    where = STATION_IP if getattr(sc, "_session_port", None) else "127.0.0.1"
+    self.write_line("    Line       User       Host(s)              Idle       Location")
+    self.write_line("*  1 vty 0     %-10s idle                 00:00:00 %s" % (getattr(sc, "_archive_user", "admin"),
+                                                                           where))
+    self.write_line("")
+    self.write_line("  Interface    User               Mode         Idle     Peer Address")
+    self.write_line("")
+
+
+def _show_ip_arp(self, args):
+    sc = self.switch_configuration
+    self.write_line("Protocol  Address          Age (min)  Hardware Addr   Type   Interface")
+    if getattr(sc, "_session_port", None) and (not args or args[0] == STATION_IP):
+        self.write_line("Internet  %-16s %5s   %s  ARPA   Vlan1" % (STATION_IP, "0", STATION_MAC))
+
+
+def _show_mac_address_table(self, args):
+    sc = self.switch_configuration
+    port = getattr(sc, "_session_port", None)
+    self.write_line("          Mac Address Table")
+    self.write_line("-------------------------------------------")
+    self.write_line("")
+    self.write_line("Vlan    Mac Address       Type        Ports")
+    self.write_line("----    -----------       --------    -----")
+    n = 0
+    if port and (len(args) < 2 or args[1].lower() == STATION_MAC):
+        self.write_line("   1    %s    DYNAMIC     %s" % (STATION_MAC, _short(port)))
+        n = 1
+    self.write_line(f"Total Mac Addresses for this criterion: {n}")
+
+
+def do_show_ext(self, *args):
+    """``show vtp status``, ``show etherchannel summary``, ``show users``, ``show ip arp``, ``show mac
+    address-table``; the rest as :func:`do_show`."""
+    a = [x.lower() for x in args]
+    if a[:1] == ["vtp"] and a[1:2] and "status".startswith(a[1]):
+        return _show_vtp_status(self)
+    if a[:1] and len(a[0]) >= 5 and "etherchannel".startswith(a[0]) and a[1:2] and "summary".startswith(a[1]):
+        return _show_etherchannel_summary(self)
+    if a[:1] and len(a[0]) >= 2 and "users".startswith(a[0]):
+        return _show_users(self)
+    if len(a) >= 2 and a[0] == "ip" and "arp".startswith(a[1]):
+        return _show_ip_arp(self, args[2:])
+    if len(a) >= 2 and a[0] == "mac" and "address-table".startswith(a[1]):
+        return _show_mac_address_table(self, args[2:])
+    return do_show(self, *args)
+
+
+def _make_aaa_handlers():
+    def make(word):
+        def do(self, *args):
+            if _l2_refused(self, word):
+                return None
+            _aaa_line(self, word, args)
+            return None
+
+        def undo(self, *args):
+            _no_aaa_line(self, word, args)
+            return None
+        return do, undo
+    return {w: make(w) for w in ("dot1x", "authentication", "mab", "access-session")}
+
+
+def install_preflight_features() -> None:
+    """Patch the preflight features onto fake-switches' Cisco processors (called by :func:`install`)."""
+    _orig.update({"cfg_do_vlan": ConfigCommandProcessor.do_vlan,
+                  "if_do_channel_group": ConfigInterfaceCommandProcessor.do_channel_group,
+                  "if_do_no_channel_group": ConfigInterfaceCommandProcessor.do_no_channel_group,
+                  "if_do_ip": ConfigInterfaceCommandProcessor.do_ip,
+                  "if_do_no_ip": ConfigInterfaceCommandProcessor.do_no_ip})
+    ConfigCommandProcessor.do_vtp = cfg_do_vtp
+    ConfigCommandProcessor.do_no_vtp = cfg_do_no_vtp
+    ConfigCommandProcessor.do_spanning_tree = cfg_do_spanning_tree
+    ConfigCommandProcessor.do_no_spanning_tree = cfg_do_no_spanning_tree
+    ConfigCommandProcessor.do_vlan = cfg_do_vlan
+    ConfigCommandProcessor.do_no_vlan = cfg_do_no_vlan
+    ConfigInterfaceCommandProcessor.do_channel_group = if_do_channel_group
+    ConfigInterfaceCommandProcessor.do_no_channel_group = if_do_no_channel_group
+    ConfigInterfaceCommandProcessor.do_switchport = if_do_switchport_ext
+    ConfigInterfaceCommandProcessor.do_no_switchport = if_do_no_switchport_ext
+    ConfigInterfaceCommandProcessor.do_ip = if_do_ip
+    ConfigInterfaceCommandProcessor.do_no_ip = if_do_no_ip
+    for word, (do, undo) in _make_aaa_handlers().items():
+        name = word.replace("-", "_")
+        setattr(ConfigInterfaceCommandProcessor, f"do_{name}", do)
+        setattr(ConfigInterfaceCommandProcessor, f"do_no_{name}", undo)
+    EnabledCommandProcessor.do_show = do_show_ext

@@ -74,6 +74,9 @@ class LabSpec:
             HTTP on ``ssh_port``). ``trunk_port`` None = the vendor's default.
         extra_config: more startup config in the vendor's syntax, appended (e.g. other trunks with allowed-VLAN
             lists, native VLANs, descriptions: what real configs have).
+        vtp_transparent: IOS: start with ``vtp mode transparent`` (False: the IOS default, VTP server).
+        platform: IOS: the emulated Catalyst (``2960`` dot1q-only, ``3750`` ISL-capable with routed ports).
+        session_port: IOS: the interface the management session appears to arrive on (``show users`` etc.).
     """
 
     name: str = "lab"
@@ -87,6 +90,9 @@ class LabSpec:
     uplinks: tuple[tuple[int, str], ...] = ()
     vendor: str = "ios"
     extra_config: str = ""
+    vtp_transparent: bool = True
+    platform: str = "2960"
+    session_port: str | None = None
 
     @property
     def trunk(self) -> str:
@@ -137,7 +143,9 @@ def host_mac(port: int, base: int = 0) -> str:
 def startup_config(spec: LabSpec) -> str:
     """The emulated device's config at lab start (IOS or EOS syntax): VLANs 100/101, host ports access 100."""
     ind = "   " if spec.vendor == "eos" else " "
-    lines = ["vlan 100", f"{ind}name users", "vlan 101", f"{ind}name printers"]
+    # IOS: a switch prepared for HARMLESS is VTP transparent (the emulator, like IOS, defaults to VTP server)
+    lines = ["vtp mode transparent"] if spec.vendor == "ios" and spec.vtp_transparent else []
+    lines += ["vlan 100", f"{ind}name users", "vlan 101", f"{ind}name printers"]
     for n in spec.hosts:
         lines += [f"interface {access_iface(spec.vendor, n)}", f"{ind}switchport mode access",
                   f"{ind}switchport access vlan 100"]
@@ -275,6 +283,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
         argv += ["--reject", r]
     if spec.vendor == "ios":
         argv += ["--fault-file", str(d / "faults.json")]   # test-only runtime faults (absent: none)
+        argv += ["--platform", spec.platform] + (["--session-port", spec.session_port] if spec.session_port else [])
     with open(d / "fakeswitch.out", "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)

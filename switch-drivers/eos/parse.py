@@ -12,37 +12,31 @@ import re
 from ciscoconfparse2 import CiscoConfParse
 
 from harmless.switch_drivers.base import PortVlanState
-from harmless.switch_drivers.switchport import fold_allowed, port_states, vlan_blocks
+from harmless.switch_drivers.ciscomodel import port_states_from_model
+from harmless.switch_drivers.switchport import fold_allowed, vlan_blocks
 from harmless.switch_drivers.vids import parse_vid_ranges
 
 __all__ = ["fold_allowed", "parse_port_states", "parse_vlans", "tpid_of"]
 
-# Interfaces that are never 802.1Q switch ports.
-_NOT_SWITCHPORT = re.compile(r"^(vlan|loopback|management|tunnel|vxlan|recirc|dps)", re.I)
-_MODES = {"access": "access", "trunk": "trunk", "dot1q-tunnel": "tunnel"}
-
-
-def _mode(word: str | None) -> str:
-    """EOS: no ``switchport mode`` → ``access``; modes other than trunk/dot1q-tunnel → ``access``."""
-    return _MODES.get(word or "access", "access")
-
-
 def parse_port_states(config_text: str) -> dict[str, PortVlanState]:
-    """Per-port VLAN state from EOS configuration text (:func:`switchport.port_states` with EOS rules).
+    """Per-port VLAN state from EOS configuration text, derived from the port model (:mod:`.model`).
 
     Args:
         config_text: ``show running-config`` output (or any EOS config snippet).
 
     Returns:
-        ``{interface name: PortVlanState}`` for every ``interface`` block that is a layer-2 port (SVIs,
-        loopbacks, management and ``no switchport`` ports are left out). No ``switchport mode`` →
-        ``access``; access and ``dot1q-tunnel`` (→ ``tunnel``) ports get ``access_vid`` (default 1); trunks
-        get ``native_vid`` (default 1) and ``allowed_vids`` (None = all); ``shutdown`` reflects the config.
+        ``{interface name: PortVlanState}`` for every interface that is a layer-2 port (SVIs, loopbacks,
+        management, ``no switchport`` ports and, with ``switchport default mode routed``, ports without a
+        ``switchport`` line are left out). No ``switchport mode`` → ``access``; access and ``dot1q-tunnel``
+        (→ ``tunnel``) ports get ``access_vid`` (default 1); trunks get ``native_vid`` (default 1) and
+        ``allowed_vids`` (None = all); ``shutdown`` reflects the config.
 
     Raises:
-        ValueError: a malformed VLAN list in a ``switchport`` line.
+        ValueError: a malformed VLAN list in a ``switchport trunk allowed vlan`` line.
     """
-    return port_states(config_text, _NOT_SWITCHPORT, _mode)
+    from harmless.switch_drivers.eos.model import parse_model
+
+    return port_states_from_model(parse_model(config_text))
 
 
 def parse_vlans(config_text: str) -> dict[int, str]:

@@ -17,6 +17,8 @@ merge really applied (:func:`unapplied`) and the mode bridge before ``configure 
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from harmless.errors import CommitError
@@ -26,6 +28,7 @@ from harmless.switch_drivers.ios.parse import (interface_lines, needs_trunk_enca
                                                 parse_vlans)
 from harmless.switch_drivers.ios.render import render_config
 from harmless.switch_drivers.napalm_glue import NapalmDriver
+from harmless.switch_drivers.rendering import OWN_VLAN_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +68,15 @@ def device_message(text: str, max_lines: int = 3) -> str:
     return lines[0] if lines else ""
 
 
-def unapplied(candidate: str, running: str) -> list[str]:
-    """What a merged ``candidate`` asked for that ``running`` does not show (pure).
+def unapplied(candidate: str, running: str, device_vlans: Iterable[int] | None = None) -> list[str]:
+    """What a merged ``candidate`` asked for that the device does not show (pure).
 
-    Checks the port modes, access VIDs and trunk allowed VIDs of every interface the candidate sets, and its
-    ``vlan N`` blocks. Catches lines IOS refused with ``Command rejected`` during ``copy ... running-config``,
-    which NAPALM does not detect (napalm-automation/napalm#1481).
+    Compares intent with the re-read port model (:mod:`.model`), not text: the mode, access VID and trunk allowed
+    VIDs of every interface the candidate sets a ``switchport mode`` on, and its ``vlan`` blocks. VLANs are
+    checked against ``device_vlans`` (``show vlan``, NAPALM ``get_vlans``) when given, because a VTP server keeps
+    VLANs 1-1005 in vlan.dat and out of the running config; else against the running config's model. Catches
+    lines IOS refused with ``Command rejected`` during ``copy ... running-config``, which NAPALM does not detect
+    (napalm-automation/napalm#1481).
 
     Returns:
         Human-readable mismatches such as ``"FastEthernet0/7 mode trunk (device: access)"``; [] when all applied.
@@ -92,9 +98,67 @@ def unapplied(candidate: str, running: str) -> list[str]:
             out.append(f"{name} allowed VLANs (device: {h.allowed_vids})")
         elif w.mode != "trunk" and w.access_vid != h.access_vid:
             out.append(f"{name} access VLAN {w.access_vid} (device: {h.access_vid})")
-    vlans = parse_vlans(running)
+    vlans = set(device_vlans) if device_vlans is not None else set(parse_vlans(running))
     out += [f"vlan {vid}" for vid in parse_vlans(candidate) if vid not in vlans]
     return out
+
+
+def _full_name(short: str, names: Iterable[str]) -> str | None:
+    """``Gi0/2`` -> ``GigabitEthernet0/2`` among ``names`` (same letters prefix, same numbers)."""
+    m = re.match(r"([A-Za-z-]+)([\d/.:]+)$", short.strip())
+    if not m:
+        return None
+    for n in names:
+        k = re.match(r"([A-Za-z-]+)([\d/.:]+)$", n)
+        if k and k.group(2) == m.group(2) and k.group(1).lower().startswith(m.group(1).lower()):
+            return n
+    return None
+
+
+def session_port_of(show_users: str, show_arp: Callable[[str], str], show_mac: Callable[[str], str],
+                    interfaces: Iterable[str], gateway: str | None = None) -> str | None:
+    """The interface this SSH session arrives on, from ``show users`` → ``show ip arp IP`` → ``show mac
+    address-table address MAC`` (ntc-templates; pure given the three outputs).
+
+    Args:
+        show_users: ``show users`` output (our line is marked ``*``; its Location is the peer address).
+        show_arp: ``ip -> show ip arp <ip>`` output.
+        show_mac: ``mac -> show mac address-table address <mac>`` output.
+        interfaces: the device's interface names (to expand ``Gi0/2``).
+        gateway: the switch's default gateway; when the session's source has no ARP entry (it is not on a local
+            subnet) the session arrives through the gateway, so the gateway's MAC is looked up instead.
+
+    Returns:
+        The full interface name, or None when any step gives nothing (console, no ARP entry, peer off-link).
+    """
+    from ntc_templates.parse import parse_output
+
+    names = list(interfaces)
+    try:
+        me = [r for r in parse_output(platform="cisco_ios", command="show users", data=show_users)
+              if r["line"].lstrip().startswith("*")]
+        ip = me[0]["location"] if me else ""
+        if not re.match(r"^\d+\.\d+\.\d+\.\d+$", ip):
+            return None
+        arp = []
+        for addr in (ip, gateway):
+            if addr:
+                rows = parse_output(platform="cisco_ios", command="show ip arp", data=show_arp(addr))
+                arp = [r for r in rows if r["ip_address"] == addr and re.match(r"^[0-9a-fA-F.]{14}$", r["mac_address"])]
+            if arp:
+                break
+        if not arp:
+            return None
+        via = arp[0]["interface"]
+        if via and not via.lower().startswith("vlan"):
+            return _full_name(via, names) or via             # a routed port: the session arrives right there
+        rows = parse_output(platform="cisco_ios", command="show mac address-table",
+                            data=show_mac(arp[0]["mac_address"]))
+        ports = [p for r in rows for p in (r["destination_port"] if isinstance(r["destination_port"], list)
+                                           else [r["destination_port"]])]
+        return _full_name(ports[0], names) if ports else None
+    except Exception:  # noqa: BLE001 - textfsm errors on odd output: unknown, never a crash
+        return None
 
 
 class IosDriver(NapalmDriver):
@@ -127,6 +191,8 @@ class IosDriver(NapalmDriver):
         self._encapsulation = False
         #: the merge candidate loaded last, checked by commit() (:func:`unapplied`)
         self._candidate: str | None = None
+        #: the VLAN database (show vlan) read by the last facts(), for the render's stale-VLAN cleanup
+        self._database: dict[int, str] | None = None
 
     # ------------------------------------------------------------------ NapalmDriver hooks
     def _napalm_optional_args(self) -> dict:
@@ -144,6 +210,30 @@ class IosDriver(NapalmDriver):
         """``show vlan`` (NAPALM ``get_vlans``): also the default VLANs the running config does not list."""
         vlans = self._call("get_vlans", self._dev().get_vlans)
         return {int(vid): v.get("name", "") for vid, v in vlans.items()}
+
+    def _show(self, command: str) -> str:
+        """One ``show`` command's output; '' when the device does not know it."""
+        out = self._call(command, self._dev().cli, [command])[command]
+        return "" if "Invalid input" in out or "Incomplete command" in out else out
+
+    def model_of(self, config_text: str):
+        """The port model of the running config plus ``show vtp status`` and ``show etherchannel summary``
+        (:func:`harmless.switch_drivers.ios.model.parse_model`)."""
+        from harmless.switch_drivers.ios.model import parse_model
+
+        show = {c: self._show(c) for c in ("show vtp status", "show etherchannel summary")}
+        return parse_model(config_text, {c: o for c, o in show.items() if o})
+
+    def session_port(self, model) -> str | None:
+        """The port this SSH session arrives on (:func:`session_port_of`), None when it cannot be told."""
+        users = self._show("show users")
+        if not users:
+            return None
+        gw = re.search(r"^ip (?:default-gateway|route 0\.0\.0\.0 0\.0\.0\.0) (\d+\.\d+\.\d+\.\d+)",
+                       self._facts_config or "", re.M)
+        return session_port_of(users, lambda ip: self._show(f"show ip arp {ip}"),
+                               lambda mac: self._show(f"show mac address-table address {mac}"),
+                               [p.interface for p in model.ports], gw.group(1) if gw else None)
 
     def _abort_open(self, dev: Any) -> None:
         """Disconnect netmiko when login worked but e.g. ``enable`` was refused."""
@@ -179,6 +269,7 @@ class IosDriver(NapalmDriver):
         "Administrative Trunking Encapsulation: negotiate" = ISL-capable; model name as fallback).
         """
         f = super().facts()
+        self._database = dict(f.vlans)
         switchport = self._call("show interfaces switchport", self._dev().cli,
                                 ["show interfaces switchport"])["show interfaces switchport"]
         self._encapsulation = needs_trunk_encapsulation(
@@ -188,11 +279,12 @@ class IosDriver(NapalmDriver):
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """Render ``templates/harmless.j2`` (see :func:`render.render_config`).
 
-        Uses what the last :meth:`facts` read (no device access here): the running config, for the
-        conversion-hazard cleanup lines, and the trunk-encapsulation decision. Before any ``facts()`` it
+        Uses what the last :meth:`facts` read (no device access here): the running config and the VLAN database,
+        for the conversion-hazard cleanup lines, and the trunk-encapsulation decision. Before any ``facts()`` it
         renders without cleanup and without the encapsulation line.
         """
-        return render_config(access, trunks, current=self._facts_config, trunk_encapsulation=self._encapsulation)
+        return render_config(access, trunks, current=self._facts_config, trunk_encapsulation=self._encapsulation,
+                             database=self._database)
 
     # ------------------------------------------------------------------ candidate workflow
     def load_merge(self, config: str) -> str:
@@ -217,7 +309,7 @@ class IosDriver(NapalmDriver):
         super().commit(revert_in)
         candidate, self._candidate = self._candidate, None
         if candidate:
-            missing = unapplied(candidate, self.running_config())
+            missing = unapplied(candidate, self.running_config(), self.device_vlans(""))
             if missing:
                 raise CommitError(self.where, "the device did not apply " + "; ".join(missing[:3])
                                   + " (IOS refused a line with 'Command rejected', which a merge does not report)",
@@ -251,7 +343,25 @@ class IosDriver(NapalmDriver):
                 raise CommitError(self.where, "pre-replace mode changes were refused: "
                                   + device_message(self._redact(out)), "restore the saved config by hand")
             log.info("ios %s: set %d port mode(s) before configure replace", self.where, bridge.count("interface "))
-        return super().restore(saved_config)
+        diff = super().restore(saved_config)
+        self._drop_database_vlans(saved_config)
+        return diff
+
+    def _drop_database_vlans(self, saved_config: str) -> None:
+        """After a replace: delete HARMLESS VLANs (name ``harmless-*``) that only the VLAN database holds.
+
+        On a VTP server (or client) VLANs 1-1005 live in vlan.dat, not in the running config, so ``configure
+        replace`` leaves the VLANs HARMLESS created behind; this removes those the saved config does not define and
+        the running config does not show (on a transparent switch the replace has already removed them).
+        """
+        running = parse_vlans(self.running_config())
+        saved = parse_vlans(saved_config)
+        stale = sorted(vid for vid, name in self.device_vlans("").items()
+                       if name.startswith(OWN_VLAN_PREFIX) and vid not in saved and vid not in running)
+        if stale:
+            self._call("delete HARMLESS VLANs from the VLAN database", self._dev().device.send_config_set,
+                       [f"no vlan {vid}" for vid in stale])
+            log.info("ios %s: deleted %d HARMLESS VLAN(s) from the VLAN database (VTP server)", self.where, len(stale))
 
 
 __all__ = ["IosDriver", "device_message", "unapplied"]

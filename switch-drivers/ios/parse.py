@@ -9,39 +9,32 @@ from __future__ import annotations
 import re
 
 from harmless.switch_drivers.base import PortVlanState
-from harmless.switch_drivers.switchport import interface_lines, port_states, vlan_blocks
+from harmless.switch_drivers.ciscomodel import port_states_from_model
+from harmless.switch_drivers.switchport import interface_lines, vlan_blocks
 
 __all__ = ["ISL_CAPABLE_MODEL", "interface_lines", "needs_trunk_encapsulation", "parse_port_states",
            "parse_switchport_operational", "parse_vlans"]
 
-# Interfaces that are never 802.1Q switch ports (SVIs, loopbacks, tunnels, management).
-_NOT_SWITCHPORT = re.compile(r"^(vlan|loopback|tunnel|null|bvi|mgmt|management|dialer|virtual-)", re.I)
-_MODES = {"access": "access", "trunk": "trunk", "dot1q-tunnel": "tunnel", "dynamic": "dynamic"}
-
-
-def _mode(word: str | None) -> str:
-    """IOS: no ``switchport mode`` → ``dynamic`` (DTP); unknown modes (``private-vlan host``) → ``access``."""
-    return "dynamic" if word is None else _MODES.get(word.split()[0], "access")
-
-
 def parse_port_states(config_text: str) -> dict[str, PortVlanState]:
-    """Per-port VLAN state from IOS configuration text (:func:`switchport.port_states` with IOS rules).
+    """Per-port VLAN state from IOS configuration text, derived from the port model (:mod:`.model`).
 
     Args:
         config_text: ``show running-config`` output (or any IOS config snippet).
 
     Returns:
-        ``{interface name: PortVlanState}`` for every ``interface`` block that is a layer-2 port
-        (SVIs, loopbacks, tunnels and ``no switchport`` ports are left out). Rules, as IOS applies them:
+        ``{interface name: PortVlanState}`` for every layer-2 port (routed ports — SVIs, loopbacks, tunnels,
+        management, ``no switchport`` ports, every port of a router — are left out). Rules, as IOS applies them:
         no ``switchport mode`` → ``dynamic``; access/dynamic/tunnel ports get ``access_vid``
-        (``switchport access vlan``, default 1); trunks get ``native_vid`` (default 1) and
-        ``allowed_vids`` (None = all, folding ``add``/``remove``/``except`` lines); ``shutdown``
-        reflects a ``shutdown`` line. Unknown modes (e.g. ``private-vlan``) are reported as ``access``.
+        (``switchport access vlan``, default 1); trunks get ``native_vid`` (default 1) and ``allowed_vids``
+        (None = all, folding ``add``/``remove``/``except`` lines); ``shutdown`` reflects a ``shutdown`` line.
+        Unknown modes (e.g. ``private-vlan``) are reported as ``access``.
 
     Raises:
-        ValueError: a malformed VLAN list in a ``switchport`` line.
+        ValueError: a malformed VLAN list in a ``switchport trunk allowed vlan`` line.
     """
-    return port_states(config_text, _NOT_SWITCHPORT, _mode)
+    from harmless.switch_drivers.ios.model import parse_model
+
+    return port_states_from_model(parse_model(config_text))
 
 
 def parse_vlans(config_text: str) -> dict[int, str]:
@@ -51,9 +44,20 @@ def parse_vlans(config_text: str) -> dict[int, str]:
         config_text: IOS configuration text.
 
     Returns:
-        VID -> name for every single-VID ``vlan`` block in the text.
+        VID -> name for every ``vlan`` block in the text, single VIDs and lists (``vlan 10,20,30-32``; a name
+        line there names each of them).
     """
-    return {int(spec): name for spec, name in vlan_blocks(config_text)}
+    from harmless.switch_drivers.vids import parse_vid_ranges
+
+    out: dict[int, str] = {}
+    for spec, name in vlan_blocks(config_text, r"[\d,\-]+"):
+        try:
+            vids = parse_vid_ranges(spec) or ()
+        except ValueError:
+            continue
+        for vid in vids:
+            out[vid] = name
+    return out
 
 
 #: Catalyst families whose trunks default to ISL/DTP encapsulation "negotiate" (Catalyst 3560/3750/4500/6500

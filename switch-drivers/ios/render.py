@@ -47,8 +47,10 @@ def _trunk_cleanup(lines: list[str], vids: tuple[int, ...]) -> list[str]:
     return out
 
 
-def _stale_vlans(current: str | None, keep: set[int], changed: set[str]) -> list[int]:
-    """HARMLESS VLANs (name prefix) in ``current`` that are not in ``keep`` and no unchanged port uses."""
+def _stale_vlans(current: str | None, keep: set[int], changed: set[str],
+                 database: dict[int, str] | None = None) -> list[int]:
+    """HARMLESS VLANs (name prefix) in ``current`` (or in the VLAN ``database``) that are not in ``keep`` and no
+    unchanged port uses."""
     if not current:
         return []
     used: set[int] = set()
@@ -59,12 +61,13 @@ def _stale_vlans(current: str | None, keep: set[int], changed: set[str]) -> list
             used.add(state.access_vid)
         if state.allowed_vids is not None:
             used.update(state.allowed_vids)
-    return sorted(vid for vid, name in parse_vlans(current).items()
+    known = {**(database or {}), **parse_vlans(current)}
+    return sorted(vid for vid, name in known.items()
                   if name.startswith(OWN_VLAN_PREFIX) and vid not in keep and vid not in used)
 
 
 def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, current: str | None = None,
-                  trunk_encapsulation: bool = False) -> str:
+                  trunk_encapsulation: bool = False, database: dict[int, str] | None = None) -> str:
     """Render the merge candidate that makes each access port its own VLAN and trunks carry them.
 
     Args:
@@ -76,6 +79,8 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, 
             turned access, ``switchport access vlan`` on a port turned trunk, a trunk native VLAN that is one
             of the trunk's HARMLESS VIDs, and HARMLESS VLANs (name prefix :data:`OWN_VLAN_PREFIX`) of an
             earlier plan that no unchanged port uses (``no vlan N``).
+        database: ``{vid: name}`` of the device's VLAN database (``show vlan``), so that stale HARMLESS VLANs of a VTP
+            server, which keeps them out of the running config, are removed too.
         trunk_encapsulation: the platform is ISL-capable (3560/3750/4500/6500: encapsulation defaults to
             "negotiate"); emit ``switchport trunk encapsulation dot1q`` before ``switchport mode trunk``.
             Dot1q-only platforms (2960) reject that command, so it must be False there.
@@ -99,7 +104,7 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, 
                     "cleanup": _access_cleanup(cur.get(a.interface, []))} for a in access]
     trunk_rows = [{"interface": t.interface, "allowed": format_vid_ranges(t.vids),
                    "cleanup": _trunk_cleanup(cur.get(t.interface, []), tuple(t.vids))} for t in trunks]
-    remove = _stale_vlans(current, set(vlans), seen)
+    remove = _stale_vlans(current, set(vlans), seen, database)
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=access_rows,
                                                    trunks=trunk_rows, remove_vlans=remove,
                                                    encapsulation=bool(trunk_encapsulation))

@@ -139,8 +139,17 @@ class NetmikoCliDriver(SwitchDriver):
         self._current = running
         prompt = self._send("find prompt", self._c().find_prompt).strip().rstrip("#>").strip()
         ports = self.dialect.port_states(running)
+        model = None                                         # the port model, for preflight
+        syntax = getattr(self, "port_model_syntax", None) or {"cisco_ios": "ios", "hp_procurve": "procurve"}.get(
+            self.dialect.device_type)
+        if syntax:
+            from harmless.switch_drivers.models import parse_model
+            try:
+                model = parse_model(syntax, running)
+            except NotImplementedError:                      # no model for this OS yet
+                model = None
         return DeviceFacts(hostname=prompt, model="", os_version="", interfaces=tuple(ports),
-                           vlans=self.dialect.vlans(running), ports=ports)
+                           vlans=self.dialect.vlans(running), ports=ports, port_model=model)
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """The dialect's render, with the running config read by the last :meth:`facts` as ``current``.

@@ -26,6 +26,7 @@ PASSWORD = "Lab-Pw-7f3a9c"          # test-only; asserted never to show up in er
 USERNAME = "admin"
 LAB_ARGS = {"inline_transfer": True, "dest_file_system": "flash:"}
 STARTUP_CONFIG = """\
+vtp mode transparent
 vlan 100
  name users
 !

@@ -11,6 +11,7 @@ from fake_switches.cisco.command_processor.piping import PipingProcessor  # noqa
 from harmless.lab import ios_ext  # noqa: E402
 
 STARTUP = """\
+vtp mode transparent
 vlan 101
  name printers
 !

@@ -12,6 +12,7 @@ from tests.drivers.conftest import raw_running
 
 MINUTE = 4.0
 STARTUP_3750 = """\
+vtp mode transparent
 vlan 100
  name users
 !

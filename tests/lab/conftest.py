@@ -71,7 +71,9 @@ def down_if_deployed() -> None:
         print(f"cleanup: harmless down failed: {e}")
 
 
-def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, vendor="ios", controller_env=None):
+def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, vendor="ios", controller_env=None,
+             **spec):
+    """One lab (module fixtures); ``spec``: further :class:`~harmless.lab.topology.LabSpec` fields."""
     require_root_ovs()
     if importlib.util.find_spec("fake_switches") is None:
         pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
@@ -80,7 +82,7 @@ def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, vendor="
         ctl = None
         try:
             info = lab.lab_up(lab.LabSpec(name=name, ssh_port=free_port(), hosts=hosts, reject=reject,
-                                          server_netns=f"hl-{name}-srv", vendor=vendor))
+                                          server_netns=f"hl-{name}-srv", vendor=vendor, **spec))
             ctl = start_controller(6653, state / "controller.log", netns=info["server_netns"], env=controller_env)
             inv = lab.inventory(info, ["tcp:127.0.0.1:6653"])
             if ports is not None:

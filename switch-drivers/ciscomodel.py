@@ -1,0 +1,321 @@
+"""The per-port model (:mod:`.portmodel`) from Cisco-style running-config text, shared by IOS and EOS (pure).
+
+IOS and EOS print the same ``interface``/``switchport``/``vlan`` syntax, read here with ciscoconfparse2's ``ios``
+syntax; what differs per OS is a :class:`Dialect` (how a port without ``switchport mode`` behaves, the LAG interface
+spelling, whether the switch is a router). The vendor modules (``ios/model.py``, ``eos/model.py``) add what only
+``show`` commands give (VTP status, port-channel summary, MLAG) and call :func:`build_model`.
+
+What is read, per interface (after expanding an IOS-XE ``source template``, the template's lines first):
+
+* mode: ``no switchport`` → ``routed``; SVIs, loopbacks, tunnels, sub-interfaces and management ports → ``routed``;
+  ``switchport mode access|trunk|dot1q-tunnel`` as written, ``dynamic auto|desirable`` → ``dynamic``, other modes
+  (``private-vlan ...``, EOS ``trunk phone``) → ``unknown`` (the line stays in ``unparsed``); no mode line → the
+  dialect's default (IOS ``dynamic``, EOS ``access``; ``routed`` on an IOS router or an EOS switch with
+  ``switchport default mode routed``, and on an IOS switch port that has an ``ip address`` but no switchport line);
+* VLANs: access (default 1), trunk native (default 1) and allowed (``add``/``remove``/``except`` folded in order),
+  voice (``switchport voice vlan N``, EOS ``switchport phone vlan N``);
+* LAG: ``channel-group N mode ...`` → member of ``<Port-channel>N`` (a member without switchport lines of its own
+  shows its LAG's mode and VLANs, as on EOS); the LAG interface itself ``is_lag``; MLAG peer
+  link (EOS ``mlag configuration`` / ``peer-link``, IOS-XE ``stackwise-virtual link``) on the LAG and its members;
+* 802.1X/MAB (``dot1x ...``, ``authentication ...``, ``mab``, ``access-session ...``, ``service-policy type control
+  subscriber ...``), port security (``switchport port-security`` enables it; its other lines, sticky MACs included,
+  belong to it), description, shutdown.
+
+Every other line of an interface is kept in ``unparsed``. ``vlans`` holds every VID defined (``vlan 10``, ``vlan
+10,20,30``, ``vlan 100-105``, private-VLAN associations) or referenced (access, native, explicitly listed allowed,
+voice, SVI ``interface VlanN``, ``encapsulation dot1Q N``), plus the dialect's built-in VLANs (not on a router).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from ciscoconfparse2 import CiscoConfParse
+
+from harmless.switch_drivers.base import PortVlanState
+from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
+from harmless.switch_drivers.switchport import fold_allowed
+from harmless.switch_drivers.vids import parse_vid_ranges
+
+__all__ = ["Dialect", "block_children", "build_model", "global_lines", "port_states_from_model"]
+
+#: interfaces that are never switch ports (SVIs, loopbacks, tunnels, virtual interfaces)
+_LOGICAL = re.compile(r"^(vlan|loopback|tunnel|null|bvi|bdi|dialer|virtual-|vxlan|recirc|nve|cellular|async)", re.I)
+#: management port names (IOS ``FastEthernet0``/``GigabitEthernet0`` without slot, ``Management1``, ``mgmt0``)
+_MGMT_NAME = re.compile(r"^(management\d|mgmt\d|mgmteth|(fastethernet|gigabitethernet)0$)", re.I)
+#: VRFs that hold a management port (IOS-XE ``Mgmt-vrf``, ISR ``Mgmt-intf``, EOS ``MGMT``)
+_MGMT_VRF = re.compile(r"^(ip )?vrf forwarding (mgmt\S*|management)$|^vrf (mgmt\S*|management)$", re.I)
+_DOT1X = re.compile(r"^(dot1x|authentication|mab|access-session|service-policy type control subscriber)\b")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between the Cisco-style OSes.
+
+    Attributes:
+        lag_prefix: LAG interface name before the number (``Port-channel`` on IOS, ``Port-Channel`` on EOS).
+        no_mode: mode of a switch port without ``switchport mode`` (IOS ``dynamic``, EOS ``access``).
+        builtin_vlans: VLANs the OS always has (IOS 1 and 1002-1005, EOS 1).
+    """
+
+    lag_prefix: str
+    no_mode: str
+    builtin_vlans: tuple[int, ...]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _vids(spec: str) -> set[int]:
+    try:
+        return set(parse_vid_ranges(spec) or ())
+    except ValueError:
+        return set()
+
+
+def _lag_number(name: str) -> str | None:
+    m = re.match(r"(?i)^port-?channel\s*(\d+)$", name)
+    return m.group(1) if m else None
+
+
+@dataclass
+class _Parsed:
+    """Config-level facts the per-port pass needs."""
+
+    templates: dict[str, list[str]]
+    vlans: set[int]
+    vlan_names: dict[int, str]
+
+
+def _globals(parse: CiscoConfParse) -> _Parsed:
+    templates: dict[str, list[str]] = {}
+    for obj in parse.find_objects(r"^template\s+\S+"):
+        templates[obj.text.split()[1]] = [_norm(c.text) for c in obj.all_children]
+    vlans: set[int] = set()
+    names: dict[int, str] = {}
+    for obj in parse.find_objects(r"^vlan\s+\d[\d,\-\s]*$"):
+        ids = _vids(obj.text.split(None, 1)[1].replace(" ", ""))
+        vlans |= ids
+        for c in obj.children:
+            t = _norm(c.text)
+            if (m := re.match(r"name (.+)$", t)) and len(ids) == 1:
+                names[next(iter(ids))] = m.group(1)
+            elif m := re.match(r"private-vlan association (?:add )?(\S+)$", t):
+                vlans |= _vids(m.group(1))
+    return _Parsed(templates, vlans, names)
+
+
+def _mode_word(lines: list[str]) -> str | None:
+    word = None
+    for ln in lines:
+        if m := re.match(r"switchport mode (.+)$", ln):
+            word = m.group(1)
+        elif ln == "no switchport mode":
+            word = None
+    return word
+
+
+def _switched(name: str, lines: list[str], dialect: Dialect, router: bool, default_routed: bool) -> bool | None:
+    """True: a switch port; False: routed; decided by the last ``[no] switchport`` line, else the defaults."""
+    last = None
+    for ln in lines:
+        if ln == "switchport":
+            last = True
+        elif ln == "no switchport":
+            last = False
+    if last is not None:
+        return last
+    if any(ln.startswith("switchport ") for ln in lines):
+        return True
+    if router or default_routed:
+        return False
+    if any(re.match(r"ip address \d", ln) for ln in lines):   # only a routed port can hold an address
+        return False
+    return True
+
+
+def _understood(ln: str, mode_known: bool) -> bool:
+    """Lines the model represents (everything else goes to ``unparsed``)."""
+    if ln in ("shutdown", "no shutdown", "switchport", "no switchport", "no switchport mode"):
+        return True
+    if ln.startswith(("description ", "source template ", "channel-group ", "channel-protocol ",
+                      "stackwise-virtual link ", "switch virtual link ")):
+        return True
+    if ln.startswith("switchport mode "):
+        return mode_known
+    if re.match(r"switchport (access vlan \d+|trunk native vlan \d+|trunk allowed vlan .+|voice vlan \d+|"
+                r"phone vlan \d+|port-security.*)$", ln):
+        return True
+    return bool(_DOT1X.match(ln))
+
+
+def build_model(config_text: str, dialect: Dialect, *, router: bool = False, default_routed: bool = False,
+                vtp_mode: str | None = None, stp_mode: str | None = None, mlag_peer_link: str | None = None,
+                lag_members: dict[str, str] | None = None) -> SwitchModel:
+    """The :class:`SwitchModel` of a Cisco-style config (pure).
+
+    Args:
+        config_text: running config (IOS or EOS syntax).
+        dialect: the OS's :class:`Dialect`.
+        router: the device is a router (ports without switchport lines are routed).
+        default_routed: EOS ``switchport default mode routed``.
+        vtp_mode: the VTP mode the vendor module decided (config line or ``show vtp status``), or None.
+        stp_mode: spanning-tree mode, or None when unknown.
+        mlag_peer_link: name of the MLAG peer-link LAG (EOS), or None.
+        lag_members: ``{member interface: LAG name}`` from a port-channel summary, merged over the config's
+            ``channel-group`` lines (the config wins where both name one).
+
+    Returns:
+        The model (ports in config order). Raises nothing for odd lines: they end in ``unparsed``.
+    """
+    parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
+    g = _globals(parse)
+    vlans = set(g.vlans) | (set() if router else set(dialect.builtin_vlans))
+    blocks: list[tuple[str, list[str]]] = []
+    for obj in parse.find_objects(r"^interface\s+\S+"):
+        name = obj.text.split(None, 1)[1].strip()
+        own = [_norm(c.text) for c in obj.all_children]
+        lines: list[str] = []
+        for ln in own:
+            if m := re.match(r"source template (\S+)$", ln):
+                lines += g.templates.get(m.group(1), [])
+        blocks.append((name, lines + own))
+    names = [n for n, _ in blocks]
+    stack_style = any(re.match(r"(?i)^\D+\d+/\d+/\d+$", n) for n in names)
+    lag_of: dict[str, str] = {}
+    for name, lines in blocks:
+        for ln in lines:
+            if m := re.match(r"channel-group (\d+)\b", ln):
+                lag_of[name] = next((n for n in names if _lag_number(n) == m.group(1)),
+                                    f"{dialect.lag_prefix}{m.group(1)}")
+    for member, lag in (lag_members or {}).items():
+        lag_of.setdefault(member, lag)
+    peer_lags: set[str] = set()
+    if mlag_peer_link:
+        peer_lags.add(next((n for n in names if n.lower() == mlag_peer_link.lower()
+                            or (_lag_number(n) and _lag_number(n) == _lag_number(mlag_peer_link))),
+                           mlag_peer_link))
+    for name, lines in blocks:
+        if any(re.match(r"(stackwise-virtual|switch virtual) link \d+", ln) for ln in lines):
+            peer_lags.add(lag_of.get(name, name))
+    ports = []
+    for name, lines in blocks:
+        logical = bool(_LOGICAL.match(name)) or "." in name
+        mgmt = bool(_MGMT_NAME.match(name)) or any(_MGMT_VRF.match(ln) for ln in lines) or (
+            stack_style and not router and name.lower() in ("gigabitethernet0/0", "fastethernet0/0"))
+        if m := re.match(r"(?i)^vlan(\d+)$", name):
+            vlans.add(int(m.group(1)))
+        for ln in lines:
+            if m := re.match(r"(?i)encapsulation dot1q (\d+)", ln):
+                vlans.add(int(m.group(1)))
+        is_lag = _lag_number(name) is not None
+        switched = (not logical and not mgmt
+                    and _switched(name, lines, dialect, router, default_routed and not is_lag))
+        word = _mode_word(lines) if switched else None
+        if not switched:
+            mode = "routed"
+        elif word is None:
+            mode = dialect.no_mode
+        else:
+            mode = {"access": "access", "trunk": "trunk", "dot1q-tunnel": "dot1q-tunnel"}.get(
+                word, "dynamic" if word.startswith("dynamic") else "unknown")
+        access_vid = native_vid = voice_vid = None
+        allowed: tuple[int, ...] | str | None = None
+        desc, shutdown, dot1x, psec = None, False, False, False
+        for ln in lines:
+            if m := re.match(r"description (.+)$", ln):
+                desc = m.group(1)
+            elif ln in ("shutdown", "no shutdown"):
+                shutdown = ln == "shutdown"
+            elif m := re.match(r"switchport access vlan (\d+)$", ln):
+                access_vid = int(m.group(1))
+            elif m := re.match(r"switchport trunk native vlan (\d+)$", ln):
+                native_vid = int(m.group(1))
+            elif m := re.match(r"switchport (?:voice|phone) vlan (\d+)$", ln):
+                voice_vid = int(m.group(1))
+            elif m := re.match(r"switchport trunk allowed vlan (?:add )?([\d,\-]+)$", ln):
+                vlans |= _vids(m.group(1))
+            elif ln == "switchport port-security":
+                psec = True
+            elif _DOT1X.match(ln):
+                dot1x = True
+            elif m := re.match(r"switchport private-vlan (?:host-association|mapping(?: trunk)?) (?:\d+ )?(.+)$",
+                               ln):
+                vlans |= {int(v) for v in re.findall(r"\d+", m.group(0).split(None, 3)[-1])}
+        if mode in ("access", "dynamic", "dot1q-tunnel"):
+            access_vid = access_vid or 1
+            vlans.add(access_vid)
+            native_vid = None
+        elif mode == "trunk":
+            native_vid = native_vid or 1
+            vlans.add(native_vid)
+            folded = fold_allowed(lines)
+            allowed = "all" if folded is None else folded
+            access_vid = None
+        else:
+            access_vid = native_vid = None
+        if voice_vid is not None:
+            vlans.add(voice_vid)
+        unparsed = tuple(ln for ln in lines if not _understood(ln, mode != "unknown"))
+        ports.append(PortInfo(
+            interface=name, mode=mode, access_vid=access_vid, native_vid=native_vid, allowed_vids=allowed,
+            lag=lag_of.get(name), is_lag=is_lag, mlag_peer_link=name in peer_lags or lag_of.get(name) in peer_lags,
+            voice_vid=voice_vid, dot1x=dot1x, port_security=psec, shutdown=shutdown, management=mgmt,
+            description=desc, unparsed=unparsed))
+    ports = _inherit_lag_l2(ports, {name: lines for name, lines in blocks})
+    vlans = {v for v in vlans if 1 <= v <= 4094}
+    return SwitchModel(vtp_mode=vtp_mode, vlans=tuple(sorted(vlans)), ports=tuple(ports), stp_mode=stp_mode,
+                       vlan_names=dict(sorted(g.vlan_names.items())))
+
+
+def _inherit_lag_l2(ports: list[PortInfo], lines: dict[str, list[str]]) -> list[PortInfo]:
+    """A LAG member without switchport lines of its own carries its LAG's layer-2 settings (EOS prints the
+    port-channel's switchport config on the Port-Channel only; IOS copies it onto every member)."""
+    by_name = {p.interface: p for p in ports}
+    out = []
+    for p in ports:
+        lag = by_name.get(p.lag) if p.lag else None
+        if lag is not None and p.mode != "routed" and not any(ln.startswith("switchport") for ln in lines[p.interface]):
+            p = replace(p, mode=lag.mode, access_vid=lag.access_vid, native_vid=lag.native_vid,
+                        allowed_vids=lag.allowed_vids)
+        out.append(p)
+    return out
+
+
+def global_lines(config_text: str) -> list[str]:
+    """Top-level lines of a Cisco-style config, whitespace-normalised (``vtp mode transparent``, ...)."""
+    return [_norm(ln) for ln in config_text.splitlines() if ln.strip() and ln[0] not in " \t!"]
+
+
+def block_children(config_text: str, header: str) -> list[str]:
+    """Child lines of the top-level block whose header matches the regex ``header`` (first match), normalised."""
+    parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
+    objs = parse.find_objects(header)
+    return [_norm(c.text) for c in objs[0].all_children] if objs else []
+
+
+#: model mode -> the older :class:`PortVlanState` mode (``dot1q-tunnel`` was called ``tunnel``)
+_STATE_MODE = {"access": "access", "trunk": "trunk", "dynamic": "dynamic", "dot1q-tunnel": "tunnel",
+               "unknown": "access"}
+
+
+def port_states_from_model(model: SwitchModel, skip: Iterable[str] = ()) -> dict[str, PortVlanState]:
+    """``{interface: PortVlanState}`` of a model's layer-2 ports (the orchestrator's per-port snapshot).
+
+    Routed ports (SVIs, loopbacks, management, ``no switchport``) are left out; ``unknown`` modes
+    (private-VLAN ports) are reported as ``access`` with their access VID (default 1), as before the model existed.
+    """
+    out = {}
+    for p in model.ports:
+        if p.mode == "routed" or p.interface in skip:
+            continue
+        mode = _STATE_MODE[p.mode]
+        if mode == "trunk":
+            out[p.interface] = PortVlanState(p.interface, "trunk", native_vid=p.native_vid,
+                                             allowed_vids=None if p.allowed_vids == "all" else p.allowed_vids,
+                                             shutdown=p.shutdown)
+        else:
+            out[p.interface] = PortVlanState(p.interface, mode, access_vid=p.access_vid or 1, shutdown=p.shutdown)
+    return out
