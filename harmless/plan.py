@@ -105,7 +105,8 @@ class Plan:
         for s in d["switches"]:
             sws.append(SwitchPlan(
                 name=s["name"], bridge=s["bridge"], datapath_id=s["datapath_id"], protocols=tuple(s["protocols"]),
-                controllers=tuple(s["controllers"]), ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ()))}) for p in s["ports"]),
+                controllers=tuple(s["controllers"]),
+                ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ()))}) for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
                                        tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0)))
