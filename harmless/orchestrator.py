@@ -27,6 +27,7 @@ from harmless import state as st
 from harmless.errors import CommitError, DeviceError, HarmlessError, InputError, OvsError
 from harmless.inventory import Inventory, Switch, load_inventory
 from harmless.otc import bridges
+from harmless.otc import controllers as controller_side
 from harmless.ovs import DpdkOptions, Ovs, open_ovs
 from harmless.plan import Plan, make_plan
 from harmless.switch_drivers import get_driver
@@ -208,7 +209,8 @@ def _error_line(e: BaseException) -> str:
 
 
 def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
-       on_switch: SwitchEvent = _no_event) -> dict:
+       on_switch: SwitchEvent = _no_event, wait_controller: float = 10.0,
+       keep_on_no_controller: bool = False) -> dict:
     """``harmless up``: configure the switch(es) in parallel, build the translator and br-of(s), verify, record state.
 
     With several switches a switch that fails (unreachable, commit rejected) is rolled back alone — the device ends in
@@ -221,10 +223,15 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
         revert_in: commit-confirm timer (s) on devices that support it; confirmed only after the server side
             is verified.
         on_switch: ``(switch, event)`` callback, events ``read``, ``migrated``, ``unchanged``, ``failed``.
+        wait_controller: seconds to wait after verification until every br-of with controllers has one connected
+            (0 = do not wait); none → :class:`harmless.otc.controllers.NoControllerError` after rolling back.
+        keep_on_no_controller: when the wait times out, keep the deployment (``controllers_missing`` in the result)
+            instead of rolling back.
 
     Returns:
         ``{"plan": ..., "diffs": {switch: diff}, "changed": {switch: bool}, "ovs": {...},
-        "results": {switch: {"status": "migrated"|"unchanged"|"failed", "error": str|None}}, "failed": [names]}``.
+        "results": {switch: {"status": "migrated"|"unchanged"|"failed", "error": str|None}}, "failed": [names],
+        "controllers_connected": {bridge: [targets]}, "controllers_missing": str|None}``.
 
     Raises:
         InputError: bad inventory, unknown interfaces, VID conflicts, unsupported features (nothing changed).
@@ -234,6 +241,7 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
     src = inventory_path
     inv = load_inventory(inventory_path)
     _check_trunk_interfaces(inv, src)
+    controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     prev_state = st.load() or {}
     if prev_state.get("inventory") and Path(prev_state["inventory"]).resolve() != Path(inventory_path).resolve():
         raise InputError(src, f"another deployment is up (from {prev_state['inventory']})",
@@ -304,6 +312,17 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
         problems = bridges.verify(ovs, effective)
         if problems:
             raise OvsError("server", "verification failed: " + "; ".join(problems[:3]), "see harmless status")
+        # --- issue #13: wait for a controller on every br-of (NoControllerError rolls back like any OvsError) ---
+        connected, missing = {}, None
+        if wait_controller > 0:
+            try:
+                connected = controller_side.wait_controllers(ovs, effective, wait_controller, progress=progress)
+            except controller_side.NoControllerError as e:
+                if not keep_on_no_controller:
+                    raise
+                missing = str(e)
+                progress(f"keeping the deployment without a controller: {e}")
+        # --- end issue #13 ---
         for n, did in committed.items():
             if did and drivers[n].capabilities.commit_confirm:
                 drivers[n].confirm()
@@ -332,7 +351,8 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
                {"status": "migrated" if committed.get(sw.name) else "unchanged", "error": None}
                for sw in inv.switches}
     return {"plan": effective.to_dict(), "diffs": res.diffs, "changed": committed, "ovs": new_state["ovs"],
-            "results": results, "failed": sorted(failed)}
+            "results": results, "failed": sorted(failed),
+            "controllers_connected": connected, "controllers_missing": missing}
 
 
 def _rollback_up(res: PlanResult, drivers, committed, backups, ovs, created_ovs, progress) -> None:

@@ -1,0 +1,145 @@
+"""Controller side of br-of (pure parts): TLS checks and commands, Controller-row settings, lab --tls-dir."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from harmless.errors import InputError
+from harmless.inventory import parse_inventory
+from harmless.lab import topology
+from harmless.otc import controllers as cs
+from harmless.plan import Plan, SwitchPlan
+
+SW = """
+  - name: {name}
+    driver: ios
+    host: 127.0.0.1
+    username: admin
+    password_env: HL_PW
+    trunks: [{{switch_port: Gi0/1, server_interface: trk{name}}}]
+    access_ports: [Fa0/7]
+    openflow: {openflow}
+"""
+
+
+def inv(*openflows):
+    text = "switches:" + "".join(SW.format(name=f"s{i}", openflow=o) for i, o in enumerate(openflows))
+    return parse_inventory(text, "inv.yaml")
+
+
+@pytest.fixture
+def pki(tmp_path):
+    files = {}
+    for name in ("key.pem", "cert.pem", "ca.pem", "other-ca.pem"):
+        p = tmp_path / name
+        p.write_text("-----BEGIN X-----\n")
+        os.chmod(p, 0o600 if name == "key.pem" else 0o644)
+        files[name] = str(p)
+    return files
+
+
+def tls(f, ca="ca.pem"):
+    return f"{{controllers: ['ssl:127.0.0.1:6653'], tls: {{private_key: {f['key.pem']}, " \
+           f"certificate: {f['cert.pem']}, ca_cert: {f[ca]}}}}}"
+
+
+def test_check_tls_returns_the_one_configuration(pki):
+    assert cs.check_tls(inv(tls(pki), tls(pki)), "inv.yaml") == (pki["key.pem"], pki["cert.pem"], pki["ca.pem"])
+    assert cs.check_tls(inv("{controllers: ['tcp:127.0.0.1:6653']}"), "inv.yaml") is None
+
+
+def test_check_tls_refuses_ssl_without_tls():
+    try:
+        i = inv("{controllers: ['ssl:127.0.0.1:6653']}")
+    except InputError as e:          # the inventory's own validation may refuse it already
+        assert "tls" in str(e)
+        return
+    with pytest.raises(InputError, match=r"inv.yaml: switches\[0\].openflow.controllers: ssl:127.0.0.1:6653 is a "
+                                         r"TLS target but openflow.tls is not set"):
+        cs.check_tls(i, "inv.yaml")
+
+
+def test_check_tls_refuses_two_different_tls_configurations(pki):
+    with pytest.raises(InputError, match=r"switches\[1\].openflow.tls: names other TLS files than "
+                                         r"switches\[0\].openflow.tls \(Open vSwitch has one SSL configuration"):
+        cs.check_tls(inv(tls(pki), tls(pki, ca="other-ca.pem")), "inv.yaml")
+
+
+def test_check_tls_refuses_missing_files_and_an_open_key(pki):
+    os.chmod(pki["key.pem"], 0o644)
+    try:
+        i = inv(tls(pki))
+    except InputError as e:
+        assert "private_key" in str(e)
+    else:
+        with pytest.raises(InputError, match=r"tls.private_key: .* is readable by others \(mode 0o644\).*chmod 600"):
+            cs.check_tls(i, "inv.yaml")
+    os.chmod(pki["key.pem"], 0o600)
+    os.unlink(pki["ca.pem"])
+    try:
+        i = inv(tls(pki))
+    except InputError as e:
+        assert "ca_cert" in str(e)
+    else:
+        with pytest.raises(InputError, match=r"tls.ca_cert: cannot read .*ca.pem"):
+            cs.check_tls(i, "inv.yaml")
+
+
+def sp(name, tls_files=None):
+    return SwitchPlan(name, f"br-of-{name}", "1", ("OpenFlow13",), ("ssl:127.0.0.1:6653",), (), (), tls=tls_files)
+
+
+def test_plan_tls_and_plan_round_trip():
+    t = ("/k", "/c", "/ca")
+    p = Plan((sp("a", t), sp("b", t), sp("c")))
+    assert cs.plan_tls(p) == t
+    back = Plan.from_dict(p.to_dict())
+    assert back == p and back.switches[0].tls == t and back.switches[0].max_backoff_ms == 1000
+    with pytest.raises(InputError, match="different TLS files"):
+        cs.plan_tls(Plan((sp("a", t), sp("b", ("/k", "/c", "/other")))))
+
+
+def test_tls_commands():
+    want = ("/k", "/c", "/ca")
+    mine = {"private_key": "/k", "certificate": "/c", "ca_cert": "/ca", "external_ids": {"harmless": "tls"}}
+    users = {**mine, "external_ids": {}}
+    assert cs.tls_commands(want, None) == [["set-ssl", "/k", "/c", "/ca"],
+                                           ["set", "SSL", ".", "external_ids:harmless=tls"]]
+    assert cs.tls_commands(want, mine) == []                  # idempotent
+    assert cs.tls_commands(want, users)[0][0] == "set-ssl"     # replaced (and marked) when we need TLS
+    assert cs.tls_commands(None, mine) == [["del-ssl"]]        # ours and no longer needed
+    assert cs.tls_commands(None, users) == []                  # the user's: never deleted
+    assert cs.tls_commands(None, None) == []
+
+
+def test_settings_commands():
+    rows = [{"uuid": "u1"}, {"uuid": "u2"}]
+    assert cs.settings_commands(rows, 1000, 5000) == [
+        ["set", "Controller", "u1", "connection_mode=out-of-band", "max_backoff=1000", "inactivity_probe=5000"],
+        ["set", "Controller", "u2", "connection_mode=out-of-band", "max_backoff=1000", "inactivity_probe=5000"]]
+
+
+def test_inventory_defaults_reach_the_plan():
+    from harmless.plan import plan_switch
+    from harmless.switch_drivers.base import DeviceFacts
+    i = inv("{controllers: ['tcp:127.0.0.1:6653'], max_backoff_ms: 2000, inactivity_probe_ms: 0}",
+            "{controllers: ['tcp:127.0.0.1:6653']}")
+    facts = DeviceFacts("sw", "m", "v", ("Fa0/7", "Gi0/1"), {})
+    a = plan_switch(i.switches[0], facts, None, "x")
+    b = plan_switch(i.switches[1], facts, None, "x")
+    assert (a.max_backoff_ms, a.inactivity_probe_ms, a.tls) == (2000, 0, None)
+    assert (b.max_backoff_ms, b.inactivity_probe_ms) == (1000, 5000)
+
+
+def test_lab_tls_dir(tmp_path):
+    with pytest.raises(InputError, match=r"--controller: ssl:127.0.0.1:6653 is a TLS target .* --tls-dir"):
+        topology.lab_tls(["ssl:127.0.0.1:6653"], None)
+    assert topology.lab_tls(["tcp:127.0.0.1:6653"], None) is None
+    with pytest.raises(InputError, match=r"--tls-dir: .*switch-privkey.pem is missing"):
+        topology.lab_tls(["ssl:127.0.0.1:6653"], str(tmp_path))
+    for f in topology.TLS_FILES.values():
+        (tmp_path / f).write_text("x")
+    got = topology.lab_tls(["ssl:127.0.0.1:6653"], str(tmp_path))
+    assert got == {"private_key": str(tmp_path / "switch-privkey.pem"),
+                   "certificate": str(tmp_path / "switch-cert.pem"), "ca_cert": str(tmp_path / "ca-cert.pem")}
