@@ -12,6 +12,15 @@
 * **Waiting** (:func:`wait_controllers`): ``harmless up`` polls ``Controller.is_connected`` until every br-of with
   controllers has at least one connected, or raises :class:`NoControllerError` naming the targets, OVS's
   ``status:last_error`` and the ``ovs-vswitchd`` log's TLS lines.
+
+Open vSwitch 3.1 quirk (ofproto/connmgr.c, found while measuring reconnect times): the connection to an active
+controller is created with a fixed 8 s backoff ceiling and 5 s probe (``rconn_create(5, 8, ...)``), and
+``Controller.max_backoff``/``inactivity_probe`` reach it only when ovs-vswitchd reconfigures *while that controller
+is connected* (``ofservice_reconfigure`` updates connected ``ofconn`` objects only; ``ofconn_create`` does not
+apply them). The connection object outlives disconnections, so once applied the settings stay until the controller row
+is recreated or ovs-vswitchd restarts. :func:`wait_controllers` therefore writes a marker into the connected rows'
+``other_config`` (:func:`reconfigure_connected`) to make ovs-vswitchd reconfigure once they are connected. Before
+the first connection OVS retries after 1, 2, 4, 8, 8, ... s whatever ``max_backoff`` says.
 """
 from __future__ import annotations
 
@@ -194,32 +203,61 @@ def apply_settings(ovs: Ovs, plan) -> None:
         ovs.vsctl(*argv)
 
 
+def reconfigure_connected(ovs: Ovs, uuids: list[str]) -> None:
+    """Make ovs-vswitchd apply ``max_backoff``/``inactivity_probe`` to these connected controllers (see the module
+    doc: OVS 3.1 applies them only on a reconfiguration while connected) by writing
+    ``other_config:harmless-reconfigured=<epoch ms>`` (a column ovs-vswitchd monitors; the key itself is ignored)."""
+    argv: list[str] = []
+    stamp = str(time.time_ns() // 1_000_000)
+    for u in uuids:
+        argv += (["--"] if argv else []) + ["set", "Controller", u, f"other_config:harmless-reconfigured={stamp}"]
+    if argv:
+        ovs.vsctl(*argv)
+
+
 # ----------------------------------------------------------------------------- diagnosis
 def tls_log_lines(ovs: Ovs, limit: int = 3, since: float | None = None) -> list[str]:
     """The last ``limit`` ``ovs-vswitchd`` log lines of the TLS layer (``stream_ssl``: handshake and certificate
     errors), newest last; only lines written since this daemon's last start and, with ``since`` (epoch s), not
     older than that. Empty when the log cannot be read."""
-    log = ovs.logdir / "ovs-vswitchd.log"
-    try:
-        text = log.read_text(errors="replace")
-    except OSError:
-        return []
-    text = text[text.rfind("opened log file"):] if "opened log file" in text else text
-    lines = [ln for ln in text.splitlines() if any(f"|{m}|" in ln for m in TLS_LOG_MODULES)]
+    lines = [ln for ln in _vswitchd_log(ovs) if any(f"|{m}|" in ln for m in TLS_LOG_MODULES)]
     if since is not None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(since))
         lines = [ln for ln in lines if ln[:19] >= stamp]
     return lines[-limit:]
 
 
-def why_not_connected(ovs: Ovs, rows: list[dict], since: float | None = None) -> str:
-    """One phrase explaining unconnected controllers: OVS's ``last_error`` per target and, for ``ssl:`` targets,
-    the last TLS log line (e.g. ``certificate verify failed``)."""
+def _vswitchd_log(ovs: Ovs) -> list[str]:
+    """Lines of the instance's ``ovs-vswitchd`` log since the daemon's last start ([] when unreadable)."""
+    try:
+        text = (ovs.logdir / "ovs-vswitchd.log").read_text(errors="replace")
+    except OSError:
+        return []
+    return (text[text.rfind("opened log file"):] if "opened log file" in text else text).splitlines()
+
+
+def rconn_error(ovs: Ovs, bridge: str, target: str) -> str | None:
+    """The last connection error the ``ovs-vswitchd`` log gives for ``bridge``'s connection to ``target``
+    (``rconn|WARN|<bridge><-><target>: connection failed (Connection refused)`` -> ``Connection refused``), or None.
+    OVS writes ``Controller.status:last_error`` only every few seconds; the log has it at once."""
+    key = f"{bridge}<->{target}: connection "
+    for ln in reversed(_vswitchd_log(ovs)):
+        i = ln.find(key)
+        if i >= 0 and "|rconn|" in ln and "(" in ln[i:]:
+            return ln[i:].split("(", 1)[1].rsplit(")", 1)[0]
+    return None
+
+
+def why_not_connected(ovs: Ovs, rows: list[dict], since: float | None = None, bridge: str | None = None) -> str:
+    """One phrase explaining unconnected controllers: OVS's ``last_error`` per target (from the log when the
+    Controller row has none yet) and, for ``ssl:`` targets, the last TLS log line (e.g. ``certificate verify
+    failed``)."""
     parts = []
     for r in rows:
         if r["is_connected"]:
             continue
-        parts.append(f"{r['target']}: {r['last_error'] or r['state'] or 'no answer'}")
+        err = r["last_error"] or (rconn_error(ovs, bridge, r["target"]) if bridge else None)
+        parts.append(f"{r['target']}: {err or r['state'] or 'no answer'}")
     if any(r["target"].startswith("ssl:") and not r["is_connected"] for r in rows):
         lines = tls_log_lines(ovs, 1, since)
         if lines:
@@ -241,7 +279,8 @@ def wait_controllers(ovs: Ovs, plan, timeout: float, poll: float = 0.2,
 
     Returns:
         ``{bridge: [connected targets]}`` for every br-of with controllers (bridges without controllers are left
-        out: they stay fail-secure with no flows, nothing to wait for).
+        out: they stay fail-secure with no flows, nothing to wait for). The connected rows then get
+        :func:`reconfigure_connected`, so that their backoff and probe settings take effect.
 
     Raises:
         NoControllerError: some br-of had no connected controller after ``timeout`` s; the message names the
@@ -257,6 +296,7 @@ def wait_controllers(ovs: Ovs, plan, timeout: float, poll: float = 0.2,
         connected = {br: [r["target"] for r in rs if r["is_connected"]] for br, rs in rows.items()}
         missing = [br for br, c in connected.items() if not c]
         if not missing:
+            reconfigure_connected(ovs, [r["uuid"] for rs in rows.values() for r in rs if r["is_connected"]])
             return connected
         if time.monotonic() >= end:
             br = missing[0]
@@ -264,7 +304,7 @@ def wait_controllers(ovs: Ovs, plan, timeout: float, poll: float = 0.2,
             more = f" (and {len(missing) - 1} more bridge(s))" if len(missing) > 1 else ""
             raise NoControllerError(
                 br, f"no controller connected within {timeout:g} s to {targets}{more}"
-                    + (f" [{why_not_connected(ovs, rows[br], start_wall)}]" if rows[br] else ""),
+                    + (f" [{why_not_connected(ovs, rows[br], start_wall, br)}]" if rows[br] else ""),
                 "start the controller and check that it listens on that address and port (firewall, "
                 "ssl:/tcp:, TLS files), or run up with --no-wait")
         time.sleep(poll)
