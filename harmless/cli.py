@@ -15,6 +15,7 @@ import sys
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -71,7 +72,7 @@ def handle_errors(fn):
         try:
             return fn(*a, **kw)
         except HarmlessError as e:
-            err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
             sys.exit(e.exit_code)
         except KeyboardInterrupt:
             err.print("[red]interrupted[/red]")
@@ -195,7 +196,7 @@ def up(inventory, dry_run, revert_in, wait_controller, no_wait, keep_on_no_contr
             out.print(f"controller connected to {br}: {', '.join(targets)}")
         out.print("see `harmless status` for ports, counters and controller connections")
     if r.get("controllers_missing"):
-        err.print(f"[red]error:[/red] {r['controllers_missing']} (deployment kept: --keep-on-no-controller)",
+        err.print(f"[red]error:[/red] {escape(r['controllers_missing'])} (deployment kept: --keep-on-no-controller)",
                   highlight=False, soft_wrap=True)
         sys.exit(EXIT_NO_CONTROLLER)
     if r["failed"]:
@@ -249,10 +250,10 @@ def status(as_json, no_device):
         for c in sw["controllers"] or [{"target": "(none)", "is_connected": False, "role": "-", "state": "-"}]:
             out.print(f"controller {c['target']}: " + ("[green]connected[/green]" if c["is_connected"] else
                                                        "[red]not connected[/red]") + f", role {c['role']}"
-                      + (f", last error: {c['last_error']}" if c.get("last_error") and not c["is_connected"]
+                      + (f", last error: {escape(c['last_error'])}" if c.get("last_error") and not c["is_connected"]
                          else ""), highlight=False)
             for line in c.get("tls_log") or []:      # TLS handshake/certificate failures from ovs-vswitchd's log
-                out.print(f"  [yellow]TLS[/yellow] {line.split('|', 4)[-1].strip()}", highlight=False)
+                out.print(f"  [yellow]TLS[/yellow] {escape(line.split('|', 4)[-1].strip())}", highlight=False)
         for name, tr in sw["trunks"].items():
             out.print(f"trunk {name}: link {tr['link_state']}, rx {tr['rx_packets']}, tx {tr['tx_packets']}"
                       + (f", error {tr['error']}" if tr.get("error") else ""))

@@ -304,7 +304,7 @@ def wait_controllers(ovs: Ovs, plan, timeout: float, poll: float = 0.2,
             more = f" (and {len(missing) - 1} more bridge(s))" if len(missing) > 1 else ""
             raise NoControllerError(
                 br, f"no controller connected within {timeout:g} s to {targets}{more}"
-                    + (f" [{why_not_connected(ovs, rows[br], start_wall, br)}]" if rows[br] else ""),
+                    + (f" ({why_not_connected(ovs, rows[br], start_wall, br)})" if rows[br] else ""),
                 "start the controller and check that it listens on that address and port (firewall, "
                 "ssl:/tcp:, TLS files), or run up with --no-wait")
         time.sleep(poll)

@@ -1,4 +1,4 @@
-"""os-ken app for the reconnect measurement (tests/ovs/test_controllers.py): one stdout line per datapath that
+"""os-ken app for the reconnect measurement (tests/ovs/test_controller_connection.py): one stdout line per datapath that
 completes the OpenFlow handshake, ``CONNECTED dpid=<16 hex> t=<epoch seconds>``; it installs nothing."""
 import time
 

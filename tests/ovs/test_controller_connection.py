@@ -148,7 +148,7 @@ def test_wait_controllers_fails_when_nothing_listens(env):
     bridges.apply(ovs, plan)
     t0 = time.monotonic()
     with pytest.raises(cs.NoControllerError, match=r"br-of-sw1: no controller connected within 3 s to "
-                                                   r"tcp:127.0.0.1:6999 \[tcp:127.0.0.1:6999: Connection refused\]"):
+                                                   r"tcp:127.0.0.1:6999 \(tcp:127.0.0.1:6999: Connection refused\)"):
         cs.wait_controllers(ovs, plan, 3)
     assert 3 <= time.monotonic() - t0 < 10
     rows = cs.controller_rows(ovs, "br-of-sw1")
