@@ -4,9 +4,10 @@ Run inside a namespace (``ip netns exec NS python frames.py ...``):
 
 * ``send IFACE SRC_MAC DST_MAC KIND:MARKER[,KIND:MARKER...] [GAP_S]``: send one frame per item, ``GAP_S`` apart
   (default 0.05 s); prints ``sent N``.
-* ``sniff IFACE SECONDS PREFIX``: capture for ``SECONDS`` (prints ``ready`` once listening), then print one JSON
-  list: ``[{"marker", "tags": [[tpid, vid, pcp], ...] outermost first, "len", "dst"}]`` of the frames whose payload
-  holds a marker starting with ``PREFIX``.
+* ``sniff IFACE SECONDS PREFIX SRC_MAC``: capture for ``SECONDS`` (prints ``ready`` once listening), then print one
+  JSON list: ``[{"marker", "tags": [[tpid, vid, pcp], ...] outermost first, "len", "dst"}]`` of the frames from
+  ``SRC_MAC`` whose payload holds a marker starting with ``PREFIX`` (the receiver's own frames, e.g. an ICMP error
+  quoting the marker, are not counted).
 
 Kinds (:data:`KINDS`): ``unicast`` (IPv4/UDP to DST_MAC), ``broadcast``, ``multicast`` (01:00:5e:00:00:fb),
 ``tagged`` (802.1Q VID 5), ``tagged100`` (802.1Q VID 100), ``priority`` (802.1Q VID 0, PCP 5: priority-tagged),
@@ -87,8 +88,8 @@ def main(argv: list[str]) -> int:
         print(f"sent {len(items)}", flush=True)
         return 0
     if argv[0] == "sniff":
-        iface, seconds, prefix = argv[1], float(argv[2]), argv[3].encode()
-        sn = AsyncSniffer(iface=iface, store=True, lfilter=lambda p: prefix in bytes(p))
+        iface, seconds, prefix, src = argv[1], float(argv[2]), argv[3].encode(), argv[4].lower()
+        sn = AsyncSniffer(iface=iface, store=True, lfilter=lambda p: p.src == src and prefix in bytes(p))
         sn.start()
         time.sleep(0.5)
         print("ready", flush=True)

@@ -39,6 +39,8 @@ INHERENT = {
     "tagged": ("dropped", "a legacy access port drops 802.1Q-tagged frames (non-zero VID)"),
     "tagged100": ("dropped", "a legacy access port drops 802.1Q-tagged frames, even with its own VID"),
     "double": ("dropped", "a legacy access port drops frames whose outer tag is 802.1Q"),
+    "qinq": ("dropped", "the lab's switch (OVS) treats an 802.1ad S-tag (0x88a8) as a VLAN tag and drops it on an "
+                        "access port; a switch that does not know 0x88a8 would forward it as untagged (vendor-specific)"),
     "priority": ("untagged", "the legacy access port accepts a priority tag (VID 0) but sends it on as a member "
                              "of the port's VLAN; the translator pops that tag, so the PCP does not reach br-of"),
     "lldp": ("dropped", "the legacy switch consumes 01:80:c2:00:00:0e (IEEE 802.1AB nearest bridge)"),
@@ -77,7 +79,7 @@ def fates(senders_ns: str, src_mac: str, dst_mac: str, receivers: dict[int, str]
     sniffers = {}
     for port, ns in receivers.items():
         p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, FRAMES, "sniff", "eth0", str(seconds),
-                              prefix], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              prefix, src_mac], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         sniffers[port] = p
     for port, p in sniffers.items():
         line = p.stdout.readline()

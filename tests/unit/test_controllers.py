@@ -143,3 +143,31 @@ def test_lab_tls_dir(tmp_path):
     got = topology.lab_tls(["ssl:127.0.0.1:6653"], str(tmp_path))
     assert got == {"private_key": str(tmp_path / "switch-privkey.pem"),
                    "certificate": str(tmp_path / "switch-cert.pem"), "ca_cert": str(tmp_path / "ca-cert.pem")}
+
+
+def test_cli_up_wait_options_reach_the_orchestrator_and_exit_codes(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from harmless import cli, orchestrator
+    calls = []
+
+    def fake_up(inventory, progress, revert_in, on_switch, wait_controller, keep_on_no_controller):
+        calls.append((wait_controller, keep_on_no_controller))
+        missing = "br-of-s0: no controller connected within 3 s to tcp:127.0.0.1:1 (x)" if keep_on_no_controller \
+            else None
+        return {"changed": {"s0": True}, "failed": [], "results": {}, "controllers_missing": missing,
+                "controllers_connected": {} if missing else {"br-of-s0": ["tcp:127.0.0.1:6653"]}}
+    monkeypatch.setattr(orchestrator, "up", fake_up)
+    monkeypatch.setattr(cli, "_need_root", lambda: None)
+    monkeypatch.setenv("HL_PW", "x")
+    p = tmp_path / "inv.yaml"
+    p.write_text("switches:" + SW.format(name="s0", openflow="{controllers: ['tcp:127.0.0.1:6653']}"))
+    r = CliRunner().invoke(cli.main, ["up", "-i", str(p)])
+    assert r.exit_code == 0 and "controller connected to br-of-s0: tcp:127.0.0.1:6653" in r.stdout, r.output
+    assert CliRunner().invoke(cli.main, ["up", "-i", str(p), "--no-wait"]).exit_code == 0
+    assert CliRunner().invoke(cli.main, ["up", "-i", str(p), "--wait-controller", "2.5"]).exit_code == 0
+    r = CliRunner().invoke(cli.main, ["up", "-i", str(p), "--wait-controller", "3", "--keep-on-no-controller"])
+    assert r.exit_code == cli.EXIT_NO_CONTROLLER == 4
+    assert "(x) (deployment kept: --keep-on-no-controller)" in r.stderr      # brackets/parentheses printed as is
+    assert calls == [(10.0, False), (0, False), (2.5, False), (3.0, True)]
+    assert CliRunner().invoke(cli.main, ["up", "-i", str(p), "--wait-controller", "-1"]).exit_code == 2
