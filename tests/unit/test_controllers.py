@@ -171,3 +171,20 @@ def test_cli_up_wait_options_reach_the_orchestrator_and_exit_codes(monkeypatch, 
     assert "(x) (deployment kept: --keep-on-no-controller)" in r.stderr      # brackets/parentheses printed as is
     assert calls == [(10.0, False), (0, False), (2.5, False), (3.0, True)]
     assert CliRunner().invoke(cli.main, ["up", "-i", str(p), "--wait-controller", "-1"]).exit_code == 2
+
+
+def test_cli_status_shows_last_error_and_tls_log_lines(monkeypatch):
+    from click.testing import CliRunner
+
+    from harmless import cli, orchestrator
+    line = ("2026-11-24T06:54:29.099Z|00068|stream_ssl|WARN|SSL_connect: error:0A000086:SSL routines::certificate "
+            "verify failed")
+    monkeypatch.setattr(orchestrator, "status", lambda with_device=True: {
+        "deployed": True, "inventory": "inv.yaml", "switches": [{
+            "name": "sw1", "bridge": "br-of-sw1", "datapath_id": "1", "ports": [], "trunks": {},
+            "controllers": [{"target": "ssl:127.0.0.1:6644", "is_connected": False, "role": "-", "state": "BACKOFF",
+                             "last_error": "Protocol error", "tls_log": [line]}]}]})
+    r = CliRunner().invoke(cli.main, ["status", "--no-device"])
+    assert r.exit_code == 0, r.output
+    assert "controller ssl:127.0.0.1:6644: not connected, role -, last error: Protocol error" in r.stdout
+    assert "TLS SSL_connect: error:0A000086:SSL routines::certificate verify failed" in r.stdout
