@@ -312,17 +312,9 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
         problems = bridges.verify(ovs, effective)
         if problems:
             raise OvsError("server", "verification failed: " + "; ".join(problems[:3]), "see harmless status")
-        # --- issue #13: wait for a controller on every br-of (NoControllerError rolls back like any OvsError) ---
-        connected, missing = {}, None
-        if wait_controller > 0:
-            try:
-                connected = controller_side.wait_controllers(ovs, effective, wait_controller, progress=progress)
-            except controller_side.NoControllerError as e:
-                if not keep_on_no_controller:
-                    raise
-                missing = str(e)
-                progress(f"keeping the deployment without a controller: {e}")
-        # --- end issue #13 ---
+        # issue #13: wait for a controller on every br-of (NoControllerError rolls back like any OvsError)
+        connected, missing = controller_side.wait_after_up(ovs, effective, wait_controller, keep_on_no_controller,
+                                                           progress)
         for n, did in committed.items():
             if did and drivers[n].capabilities.commit_confirm:
                 drivers[n].confirm()

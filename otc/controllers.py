@@ -308,3 +308,29 @@ def wait_controllers(ovs: Ovs, plan, timeout: float, poll: float = 0.2,
                 "start the controller and check that it listens on that address and port (firewall, "
                 "ssl:/tcp:, TLS files), or run up with --no-wait")
         time.sleep(poll)
+
+
+def wait_after_up(ovs: Ovs, plan, timeout: float, keep: bool, progress=lambda m: None
+                  ) -> tuple[dict[str, list[str]], str | None]:
+    """``harmless up``'s wait (one call after verification): :func:`wait_controllers` unless ``timeout`` is 0.
+
+    Args:
+        timeout: seconds (``--wait-controller``; 0 = ``--no-wait``: returns ``({}, None)`` at once).
+        keep: ``--keep-on-no-controller``: a timeout is returned as the message instead of raised.
+
+    Returns:
+        ``(connected, missing)``: ``{bridge: [connected targets]}`` and None, or ``({}, message)`` when nobody
+        connected in time and ``keep`` is set.
+
+    Raises:
+        NoControllerError: nobody connected in time and ``keep`` is not set (``up`` then rolls back).
+    """
+    if timeout <= 0:
+        return {}, None
+    try:
+        return wait_controllers(ovs, plan, timeout, progress=progress), None
+    except NoControllerError as e:
+        if not keep:
+            raise
+        progress(f"keeping the deployment without a controller: {e}")
+        return {}, str(e)

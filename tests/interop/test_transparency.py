@@ -40,7 +40,7 @@ INHERENT = {
     "tagged100": ("dropped", "a legacy access port drops 802.1Q-tagged frames, even with its own VID"),
     "double": ("dropped", "a legacy access port drops frames whose outer tag is 802.1Q"),
     "qinq": ("dropped", "the lab's switch (OVS) treats an 802.1ad S-tag (0x88a8) as a VLAN tag and drops it on an "
-                        "access port; a switch that does not know 0x88a8 would forward it as untagged (vendor-specific)"),
+                        "access port; a switch that does not know 0x88a8 forwards it as untagged (vendor-specific)"),
     "priority": ("untagged", "the legacy access port accepts a priority tag (VID 0) but sends it on as a member "
                              "of the port's VLAN; the translator pops that tag, so the PCP does not reach br-of"),
     "lldp": ("dropped", "the legacy switch consumes 01:80:c2:00:00:0e (IEEE 802.1AB nearest bridge)"),
