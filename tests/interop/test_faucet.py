@@ -25,7 +25,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.cli import main
 from harmless.demo import stop_process

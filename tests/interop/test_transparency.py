@@ -25,7 +25,6 @@ import yaml
 
 from harmless import orchestrator as orch
 from harmless import state as st
-from harmless.lab import topology as lab
 from tests.interop.frames import KINDS
 from tests.lab.conftest import make_lab
 
