@@ -17,8 +17,8 @@ SW = """
     host: 127.0.0.1
     username: admin
     password_env: HL_PW
-    trunks: [{{switch_port: Gi0/1, server_interface: trk{name}}}]
-    access_ports: [Fa0/7]
+    trunks: [{{switch_port: GigabitEthernet0/1, server_interface: trk{name}}}]
+    access_ports: [FastEthernet0/7]
     openflow: {openflow}
 """
 
@@ -125,7 +125,7 @@ def test_inventory_defaults_reach_the_plan():
     from harmless.switch_drivers.base import DeviceFacts
     i = inv("{controllers: ['tcp:127.0.0.1:6653'], max_backoff_ms: 2000, inactivity_probe_ms: 0}",
             "{controllers: ['tcp:127.0.0.1:6653']}")
-    facts = DeviceFacts("sw", "m", "v", ("Fa0/7", "Gi0/1"), {})
+    facts = DeviceFacts("sw", "m", "v", ("FastEthernet0/7", "GigabitEthernet0/1"), {})
     a = plan_switch(i.switches[0], facts, None, "x")
     b = plan_switch(i.switches[1], facts, None, "x")
     assert (a.max_backoff_ms, a.inactivity_probe_ms, a.tls) == (2000, 0, None)
