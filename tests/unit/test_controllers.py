@@ -15,6 +15,7 @@ SW = """
   - name: {name}
     driver: ios
     host: 127.0.0.1
+    port: {port}
     username: admin
     password_env: HL_PW
     trunks: [{{switch_port: GigabitEthernet0/1, server_interface: trk{name}}}]
@@ -24,7 +25,7 @@ SW = """
 
 
 def inv(*openflows):
-    text = "switches:" + "".join(SW.format(name=f"s{i}", openflow=o) for i, o in enumerate(openflows))
+    text = "switches:" + "".join(SW.format(name=f"s{i}", port=2200 + i, openflow=o) for i, o in enumerate(openflows))
     return parse_inventory(text, "inv.yaml")
 
 
@@ -161,7 +162,7 @@ def test_cli_up_wait_options_reach_the_orchestrator_and_exit_codes(monkeypatch, 
     monkeypatch.setattr(cli, "_need_root", lambda: None)
     monkeypatch.setenv("HL_PW", "x")
     p = tmp_path / "inv.yaml"
-    p.write_text("switches:" + SW.format(name="s0", openflow="{controllers: ['tcp:127.0.0.1:6653']}"))
+    p.write_text("switches:" + SW.format(name="s0", port=2200, openflow="{controllers: ['tcp:127.0.0.1:6653']}"))
     r = CliRunner().invoke(cli.main, ["up", "-i", str(p)])
     assert r.exit_code == 0 and "controller connected to br-of-s0: tcp:127.0.0.1:6653" in r.stdout, r.output
     assert CliRunner().invoke(cli.main, ["up", "-i", str(p), "--no-wait"]).exit_code == 0
