@@ -248,7 +248,7 @@ def status(as_json, no_device):
                       str(p["tx_packets"]))
         out.print(t)
         for c in sw["controllers"] or [{"target": "(none)", "is_connected": False, "role": "-", "state": "-"}]:
-            out.print(f"controller {c['target']}: " + ("[green]connected[/green]" if c["is_connected"] else
+            out.print(f"controller {escape(c['target'])}: " + ("[green]connected[/green]" if c["is_connected"] else
                                                        "[red]not connected[/red]") + f", role {c['role']}"
                       + (f", last error: {escape(c['last_error'])}" if c.get("last_error") and not c["is_connected"]
                          else ""), highlight=False)
