@@ -227,10 +227,18 @@ def tls_log_lines(ovs: Ovs, limit: int = 3, since: float | None = None) -> list[
     return lines[-limit:]
 
 
+#: how much of the end of the ``ovs-vswitchd`` log is read for diagnosis (bytes)
+LOG_TAIL_BYTES = 256 * 1024
+
+
 def _vswitchd_log(ovs: Ovs) -> list[str]:
-    """Lines of the instance's ``ovs-vswitchd`` log since the daemon's last start ([] when unreadable)."""
+    """Lines of the instance's ``ovs-vswitchd`` log since the daemon's last start, within the last
+    :data:`LOG_TAIL_BYTES` ([] when unreadable)."""
     try:
-        text = (ovs.logdir / "ovs-vswitchd.log").read_text(errors="replace")
+        with open(ovs.logdir / "ovs-vswitchd.log", "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - LOG_TAIL_BYTES))
+            text = f.read().decode(errors="replace")
     except OSError:
         return []
     return (text[text.rfind("opened log file"):] if "opened log file" in text else text).splitlines()
