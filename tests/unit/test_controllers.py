@@ -189,3 +189,28 @@ def test_cli_status_shows_last_error_and_tls_log_lines(monkeypatch):
     assert r.exit_code == 0, r.output
     assert "controller ssl:127.0.0.1:6644: not connected, role -, last error: Protocol error" in r.stdout
     assert "TLS SSL_connect: error:0A000086:SSL routines::certificate verify failed" in r.stdout
+
+
+def test_log_diagnosis_since_the_last_start(tmp_path):
+    from types import SimpleNamespace
+    (tmp_path / "ovs-vswitchd.log").write_text(
+        "2026-11-24T06:00:00.000Z|00001|vlog|INFO|opened log file x\n"
+        "2026-11-24T06:00:01.000Z|00002|stream_ssl|WARN|SSL_connect: old failure before a restart\n"
+        "2026-11-24T06:10:00.000Z|00001|vlog|INFO|opened log file x\n"
+        "2026-11-24T06:10:01.000Z|00050|rconn|WARN|br-of-sw1<->tcp:127.0.0.1:6999: connection failed "
+        "(Connection refused)\n"
+        "2026-11-24T06:10:02.000Z|00051|rconn|WARN|br-of-sw2<->tcp:127.0.0.1:6999: connection failed "
+        "(Network is unreachable)\n"
+        "2026-11-24T06:10:03.000Z|00068|stream_ssl|WARN|SSL_connect: error:0A000086:SSL routines::certificate "
+        "verify failed\n")
+    ovs = SimpleNamespace(logdir=tmp_path)
+    assert cs.rconn_error(ovs, "br-of-sw1", "tcp:127.0.0.1:6999") == "Connection refused"
+    assert cs.rconn_error(ovs, "br-of-sw2", "tcp:127.0.0.1:6999") == "Network is unreachable"
+    assert cs.rconn_error(ovs, "br-of-sw3", "tcp:127.0.0.1:6999") is None
+    lines = cs.tls_log_lines(ovs, 3)
+    assert len(lines) == 1 and lines[0].endswith("certificate verify failed")     # not the one before the restart
+    assert cs.tls_log_lines(ovs, 3, since=1795500000.0 + 10 ** 9) == []           # nothing that recent
+    rows = [{"target": "ssl:127.0.0.1:6644", "is_connected": False, "last_error": "Protocol error", "state": "x"}]
+    assert cs.why_not_connected(ovs, rows) == ("ssl:127.0.0.1:6644: Protocol error; TLS: SSL_connect: "
+                                               "error:0A000086:SSL routines::certificate verify failed")
+    assert cs.tls_log_lines(SimpleNamespace(logdir=tmp_path / "missing"), 3) == []
