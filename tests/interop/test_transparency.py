@@ -40,8 +40,8 @@ INHERENT = {
     "double": ("dropped", "a legacy access port drops frames whose outer tag is 802.1Q"),
     "qinq": ("dropped", "the lab's switch (OVS) treats an 802.1ad S-tag (0x88a8) as a VLAN tag and drops it on an "
                         "access port; a switch that does not know 0x88a8 forwards it as untagged (vendor-specific)"),
-    "priority": ("untagged", "the legacy access port accepts a priority tag (VID 0) but sends it on as a member "
-                             "of the port's VLAN; the translator pops that tag, so the PCP does not reach br-of"),
+    "priority": ("untagged", "the legacy access port accepts a priority tag (VID 0) as a frame of its VLAN; the "
+                             "translator pops the trunk tag, so neither tag nor PCP reaches br-of"),
     "lldp": ("dropped", "the legacy switch consumes 01:80:c2:00:00:0e (IEEE 802.1AB nearest bridge)"),
 }
 
