@@ -29,7 +29,7 @@ RESULTS: list[tuple[str, str, str]] = []
 
 
 def up_args(fl):
-    return ("up", "-i", str(fl.inventory), "--json")
+    return ("up", "-i", str(fl.inventory), "--json", "--no-wait")
 
 
 def assert_clean(fl, case: str) -> None:
