@@ -73,10 +73,9 @@ DOWN_CASES = ([(s, "KILL") for s in DOWN_STEPS] + [(s, "INT") for s in ("down.be
               + [("device.restore", "TERM")])
 
 
-@pytest.mark.parametrize("step,sig", UP_CASES, ids=[f"{s}-{g}" for s, g in UP_CASES])
-def test_up_killed_at_every_step(flab, step, sig):
-    fl = flab
-    case = f"up {sig} at {step}"
+def up_killed_case(fl, step: str, sig: str, label: str = "") -> None:
+    """Run ``up`` with SIG right after the ``step`` record, then at most one down/recover; assert the clean end."""
+    case = f"{label}up {sig} at {step}"
     r = fl.cli(*up_args(fl), at=step, signal=sig)
     assert "Traceback" not in r.stderr, r.stderr
     if sig == "KILL":
@@ -99,6 +98,11 @@ def test_up_killed_at_every_step(flab, step, sig):
         outcome = "exit 130, rolled back by itself"
     assert_clean(fl, case)
     record(case, f"SIG{sig} right after the '{step}' record", outcome)
+
+
+@pytest.mark.parametrize("step,sig", UP_CASES, ids=[f"{s}-{g}" for s, g in UP_CASES])
+def test_up_killed_at_every_step(flab, step, sig):
+    up_killed_case(flab, step, sig)
 
 
 # ----------------------------------------------------------------------------- kills during down
