@@ -543,6 +543,8 @@ def _rollback_up(j: journal.Journal, err: BaseException, drivers: dict[str, Swit
             else:
                 names = [sp.bridge for sp in (new_plan.switches if new_plan else ())]
                 j.record("server.remove", bridges=names, stop_ovs=created_ovs)
+                if ovs.private:
+                    ovs.start()     # ovs-vswitchd may have died (del-br waits for it)
                 if ovs.ovsdb_running():
                     bridges.remove(ovs, names)
                 if created_ovs:
