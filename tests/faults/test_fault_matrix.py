@@ -202,7 +202,7 @@ def test_ovs_error_after_the_commit(flab):
     """br-otc's flows vanish before verification: the device was committed and must come back."""
     fl = flab
     r = fl.cli(*up_args(fl), at="server.built",
-               exec=f"ovs-ofctl del-flows unix:{fl.state}/ovs/run/br-otc.mgmt")
+               exec=f"ovs-ofctl -O OpenFlow13 del-flows unix:{fl.state}/ovs/run/br-otc.mgmt")
     assert r.returncode == 1 and "verification failed" in r.stderr and "rolled back" in r.stderr, r.stderr[-800:]
     assert_clean(fl, "ovs error after commit")
     record("OVS error after the commit", "br-otc flows deleted before verification", "exit 1, rolled back by itself")
