@@ -93,7 +93,7 @@ def up_killed_case(fl, step: str, sig: str, label: str = "") -> None:
         last = r.stderr.strip().splitlines()[-1]
         assert last.startswith("error: ") and "interrupted" in last, last
         if step not in ("up.begin", "backup.saved", "device.commit"):
-            assert "back in the config it had before (verified)" in last, last
+            assert "back in the config it had before (verified)" in last, r.stderr[-3000:]
         assert_clean(fl, case + " (before any down)")
         outcome = "exit 130, rolled back by itself"
     assert_clean(fl, case)
