@@ -36,6 +36,8 @@ def _progress(quiet: bool):
 
 #: exit status of ``up`` when some switches were migrated and others failed (each failed one rolled back alone)
 EXIT_PARTIAL = 3
+#: exit status of ``up --keep-on-no-controller`` when it kept a deployment that no controller connected to
+EXIT_NO_CONTROLLER = 4
 _FINAL_EVENTS = {"migrated", "unchanged", "failed", "restored"}
 
 
@@ -166,9 +168,14 @@ def plan(inventory, as_json, configs):
 @click.option("--dry-run", is_flag=True, help="same as `harmless plan`: show what would change, change nothing")
 @click.option("--revert-in", default=300, show_default=True,
               help="commit-confirm timer (s) on devices that support it; confirmed after the server side verifies")
+@click.option("--wait-controller", default=10.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
+              help="wait up to S seconds until every br-of has a connected controller; none: roll back, exit 1")
+@click.option("--no-wait", is_flag=True, help="do not wait for a controller (same as --wait-controller 0)")
+@click.option("--keep-on-no-controller", is_flag=True,
+              help="when no controller connects in time, keep the deployment (exit 4) instead of rolling back")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @handle_errors
-def up(inventory, dry_run, revert_in, as_json):
+def up(inventory, dry_run, revert_in, wait_controller, no_wait, keep_on_no_controller, as_json):
     """Configure the switch(es), build the translator and the OpenFlow bridge(s), connect the controller(s).
 
     Saves each switch's running config first; on any failure restores it and removes what was built.
@@ -178,6 +185,10 @@ def up(inventory, dry_run, revert_in, as_json):
     Several switches are worked on in parallel (Nornir), with a progress bar and a result table. A switch that
     fails is rolled back alone (its device ends in its original config) and the others stay migrated:
     exit status 3 then; 0 when every switch is up; 1 (or 2 for bad input) when nothing was migrated.
+
+    Then it waits (--wait-controller, default 10 s) until at least one controller of every br-of is connected and
+    names them; if none connects, everything is rolled back and the exit status is 1 (with
+    --keep-on-no-controller the deployment stays and the exit status is 4).
     """
     from harmless import orchestrator
     if dry_run:
@@ -188,7 +199,9 @@ def up(inventory, dry_run, revert_in, as_json):
     n = len(load_inventory(inventory).switches)          # bad input is refused (exit 2) before anything else
     _need_root()
     with _fleet_bar(n, as_json, "harmless up") as on_switch:
-        r = orchestrator.up(inventory, _progress(as_json), revert_in=revert_in, on_switch=on_switch)
+        r = orchestrator.up(inventory, _progress(as_json), revert_in=revert_in, on_switch=on_switch,
+                            wait_controller=0 if no_wait else wait_controller,
+                            keep_on_no_controller=keep_on_no_controller)
     if as_json:
         click.echo(json.dumps(r))
     else:
@@ -198,7 +211,13 @@ def up(inventory, dry_run, revert_in, as_json):
             for name, changed in r["changed"].items():
                 out.print(f"[green]up[/green]: {name} " + ("configured" if changed else
                                                            "unchanged (already configured)"))
+        for br, targets in r.get("controllers_connected", {}).items():
+            out.print(f"controller connected to {br}: {', '.join(targets)}")
         out.print("see `harmless status` for ports, counters and controller connections")
+    if r.get("controllers_missing"):
+        err.print(f"[red]error:[/red] {escape(r['controllers_missing'])} (deployment kept: --keep-on-no-controller)",
+                  highlight=False, soft_wrap=True)
+        sys.exit(EXIT_NO_CONTROLLER)
     if r["failed"]:
         err.print(f"[red]error:[/red] {len(r['failed'])} of {n} switches failed and were rolled back alone "
                   f"({', '.join(r['failed'])}); the others are migrated")
@@ -312,8 +331,12 @@ def status(as_json, no_device):
                       "yes" if p.get("blocked_by_watch") else "no", str(p["rx_packets"]), str(p["tx_packets"]))
         out.print(t)
         for c in sw["controllers"] or [{"target": "(none)", "is_connected": False, "role": "-", "state": "-"}]:
-            out.print(f"controller {c['target']}: " + ("[green]connected[/green]" if c["is_connected"] else
-                                                       "[red]not connected[/red]") + f", role {c['role']}")
+            out.print(f"controller {escape(c['target'])}: " + ("[green]connected[/green]" if c["is_connected"] else
+                                                       "[red]not connected[/red]") + f", role {c['role']}"
+                      + (f", last error: {escape(c['last_error'])}" if c.get("last_error") and not c["is_connected"]
+                         else ""), highlight=False)
+            for line in c.get("tls_log") or []:      # TLS handshake/certificate failures from ovs-vswitchd's log
+                out.print(f"  [yellow]TLS[/yellow] {escape(line.split('|', 4)[-1].strip())}", highlight=False)
         for name, tr in sw["trunks"].items():
             out.print(f"trunk {name}: link {tr['link_state']}, rx {tr['rx_packets']}, tx {tr['tx_packets']}"
                       + (f", error {tr['error']}" if tr.get("error") else ""))
@@ -418,7 +441,11 @@ def lab():
 @click.option("--hosts", default="7,8,10", show_default=True, help="FastEthernet0/N ports that get a host")
 @click.option("--inventory-out", type=click.Path(dir_okay=False), default=None,
               help="also write an inventory for this lab here")
-@click.option("--controller", multiple=True, help="controller target for --inventory-out (tcp:IP:PORT)")
+@click.option("--controller", multiple=True,
+              help="controller target for --inventory-out (tcp:IP:PORT, or ssl:IP:PORT with --tls-dir)")
+@click.option("--tls-dir", type=click.Path(file_okay=False), default=None,
+              help="for ssl: controllers: folder with switch-privkey.pem (mode 0600), switch-cert.pem and "
+                   "ca-cert.pem (the CA of the controller's certificate); see docs/controllers.md")
 @click.option("--server-netns", default=None,
               help="put the server end of the trunk in this network namespace (HARMLESS's OVS then runs there)")
 @click.option("--reject", multiple=True, hidden=True, help="(tests) config lines the device rejects, as regexes")
@@ -429,11 +456,13 @@ def lab():
                    "inventory says vtp: allow; docs/preflight.md); default: vtp mode transparent")
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
-def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, reject, vendor, vtp_server, as_json):
+def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, tls_dir, server_netns, reject, vendor, vtp_server,
+               as_json):
     """Start the lab: emulated switch sw1, its data plane, hosts on its access ports, trunk to this server."""
     _need_root()
     from harmless.errors import InputError
     from harmless.lab import topology
+    tls = topology.lab_tls(controller, tls_dir)     # checked before anything is built
     try:
         host_ports = tuple(int(h) for h in hosts.split(","))
     except ValueError:
@@ -445,7 +474,7 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, server_netns, r
     if inventory_out:
         import yaml
         with open(inventory_out, "w") as f:
-            yaml.safe_dump(topology.inventory(info, list(controller)), f, sort_keys=False)
+            yaml.safe_dump(topology.inventory(info, list(controller), tls=tls), f, sort_keys=False)
     if as_json:
         click.echo(json.dumps(info))
         return

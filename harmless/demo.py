@@ -43,10 +43,12 @@ def free_port(preferred: int | None = None) -> int:
 
 
 def start_controller(port: int, log_file: Path, app: str = CONTROLLER_APP, netns: str | None = None,
-                     env: dict[str, str] | None = None) -> subprocess.Popen:
+                     env: dict[str, str] | None = None, extra_args: tuple[str, ...] = ()) -> subprocess.Popen:
     """Start ``osken-manager`` with ``app`` listening on 127.0.0.1:``port`` (OpenFlow), in ``netns`` if given.
 
-    ``env`` adds environment variables (e.g. ``HARMLESS_OF_ROLE`` for the learning switch's controller role).
+    ``env`` adds environment variables (e.g. ``HARMLESS_OF_ROLE`` for the learning switch's controller role);
+    ``extra_args`` more osken-manager options (e.g. ``--ctl-privkey``/``--ctl-cert``/``--ca-certs`` and
+    ``--ofp-ssl-listen-port`` for TLS, with which osken-manager listens for TLS only).
     """
     mgr = Path(sys.executable).parent / "osken-manager"
     exe = str(mgr) if mgr.exists() else shutil.which("osken-manager")
@@ -54,7 +56,8 @@ def start_controller(port: int, log_file: Path, app: str = CONTROLLER_APP, netns
         raise HarmlessError("controller", "osken-manager not found", "run packaging/install.sh")
     out = open(log_file, "w")
     ns = ["ip", "netns", "exec", netns] if netns else []
-    return subprocess.Popen([*ns, exe, "--ofp-tcp-listen-port", str(port), "--ofp-listen-host", "127.0.0.1", app],
+    return subprocess.Popen([*ns, exe, "--ofp-tcp-listen-port", str(port), "--ofp-listen-host", "127.0.0.1",
+                             *extra_args, app],
                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                             env={**os.environ, **(env or {})})
 

@@ -33,6 +33,7 @@ from harmless.errors import CommitError, DeviceError, HarmlessError, InputError,
 from harmless.state import StateError
 from harmless.inventory import Inventory, Switch, load_inventory
 from harmless.otc import bridges
+from harmless.otc import controllers as controller_side
 from harmless.ovs import DpdkOptions, Ovs, open_ovs
 from harmless.plan import Plan, make_plan
 from harmless.switch_drivers import get_driver
@@ -247,7 +248,8 @@ def _ovs_from_ref(o: dict | None) -> Ovs:
 
 
 def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
-       on_switch: SwitchEvent = _no_event) -> dict:
+       on_switch: SwitchEvent = _no_event, wait_controller: float = 10.0,
+       keep_on_no_controller: bool = False) -> dict:
     """``harmless up``: configure the switch(es) in parallel, build the translator and br-of(s), verify, record state.
 
     Every step is journaled before it happens (:mod:`harmless.journal`); the state directory is locked for the run.
@@ -267,10 +269,15 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
         revert_in: commit-confirm timer (s) on devices that support it; confirmed only after the server side
             is verified.
         on_switch: ``(switch, event)`` callback, events ``read``, ``migrated``, ``unchanged``, ``failed``.
+        wait_controller: seconds to wait after verification until every br-of with controllers has one connected
+            (0 = do not wait); none → :class:`harmless.otc.controllers.NoControllerError` after rolling back.
+        keep_on_no_controller: when the wait times out, keep the deployment (``controllers_missing`` in the result)
+            instead of rolling back.
 
     Returns:
         ``{"plan": ..., "diffs": {switch: diff}, "changed": {switch: bool}, "ovs": {...},
-        "results": {switch: {"status": "migrated"|"unchanged"|"failed", "error": str|None}}, "failed": [names]}``.
+        "results": {switch: {"status": "migrated"|"unchanged"|"failed", "error": str|None}}, "failed": [names],
+        "controllers_connected": {bridge: [targets]}, "controllers_missing": str|None}``.
 
     Raises:
         InputError: bad inventory, unknown interfaces, VID conflicts, unsupported features, an unfinished journal,
@@ -284,13 +291,15 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
     src = inventory_path
     inv = load_inventory(inventory_path)
     _check_trunk_interfaces(inv, src)
+    controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         _refuse_unfinished(src)
-        return _up_locked(inv, inventory_path, progress, revert_in, on_switch)
+        return _up_locked(inv, inventory_path, progress, revert_in, on_switch, wait_controller,
+                          keep_on_no_controller)
 
 
 def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_in: int,
-               on_switch: SwitchEvent) -> dict:
+               on_switch: SwitchEvent, wait_controller: float, keep_on_no_controller: bool) -> dict:
     src = inventory_path
     prev_state = st.load() or {}
     if prev_state.get("inventory") and Path(prev_state["inventory"]).resolve() != Path(inventory_path).resolve():
@@ -389,6 +398,9 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
         problems = bridges.verify(ovs, effective)
         if problems:
             raise OvsError("server", "verification failed: " + "; ".join(problems[:3]), "see harmless status")
+        # issue #13: wait for a controller on every br-of (NoControllerError rolls back like any OvsError)
+        connected, missing = controller_side.wait_after_up(ovs, effective, wait_controller, keep_on_no_controller,
+                                                           progress)
         j.record("verified")
         for n, did in committed.items():
             if did and drivers[n].capabilities.commit_confirm:
@@ -443,7 +455,8 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
                {"status": "migrated" if committed.get(sw.name) else "unchanged", "error": None}
                for sw in inv.switches}
     return {"plan": effective.to_dict(), "diffs": res.diffs, "changed": committed, "ovs": new_state["ovs"],
-            "results": results, "failed": sorted(failed)}
+            "results": results, "failed": sorted(failed),
+            "controllers_connected": connected, "controllers_missing": missing}
 
 
 def _mark_restored_quietly(switch: str, file: str) -> None:
@@ -530,6 +543,8 @@ def _rollback_up(j: journal.Journal, err: BaseException, drivers: dict[str, Swit
             else:
                 names = [sp.bridge for sp in (new_plan.switches if new_plan else ())]
                 j.record("server.remove", bridges=names, stop_ovs=created_ovs)
+                if ovs.private:
+                    ovs.start()     # ovs-vswitchd may have died (del-br waits for it)
                 if ovs.ovsdb_running():
                     bridges.remove(ovs, names)
                 if created_ovs:

@@ -75,6 +75,11 @@ class SwitchPlan:
     trunks: tuple[TrunkPlan, ...]
     stag_tpid: int = 0x8100
     index: int = 0
+    #: Controller.max_backoff / inactivity_probe (ms) and the TLS files ``(private_key, certificate, ca_cert)`` of
+    #: ``ssl:`` targets, from ``openflow`` (applied by :mod:`harmless.otc.controllers`)
+    max_backoff_ms: int = 1000
+    inactivity_probe_ms: int = 5000
+    tls: tuple[str, str, str] | None = None
 
     @property
     def has_qinq(self) -> bool:
@@ -109,7 +114,9 @@ class Plan:
                 ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ()))}) for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
                                        tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
-                stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0)))
+                stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0),
+                max_backoff_ms=s.get("max_backoff_ms", 1000), inactivity_probe_ms=s.get("inactivity_probe_ms", 5000),
+                tls=tuple(s["tls"]) if s.get("tls") else None))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
@@ -270,8 +277,11 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
         TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),
                   tuple(sorted(pp.vid for pp in port_plans if pp.trunk == spell[t.switch_port])))
         for t in sw.trunks)
-    return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(sw.openflow.versions), tuple(sw.openflow.controllers),
-                      port_plans, trunks, tpid, index)
+    of = sw.openflow
+    tls = (of.tls.private_key, of.tls.certificate, of.tls.ca_cert) if of.tls else None
+    return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(of.versions), tuple(of.controllers),
+                      port_plans, trunks, tpid, index, max_backoff_ms=of.max_backoff_ms,
+                      inactivity_probe_ms=of.inactivity_probe_ms, tls=tls)
 
 
 def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | None = None,

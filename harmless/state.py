@@ -339,7 +339,12 @@ def lock(command: str | None = None, wait_s: float = 0.0) -> Iterator[None]:
         LockedError: another process holds it (the message names its pid and command).
     """
     p = state_dir() / "lock"
-    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise StateWriteError(str(p), f"cannot open the lock ({e.strerror})",
+                              "remount the state directory's file system read-write (or free space) and run again; "
+                              "nothing was changed") from None
     try:
         deadline = time.monotonic() + wait_s
         while True:

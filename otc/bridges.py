@@ -23,6 +23,7 @@ import re
 import subprocess
 
 from harmless.errors import OvsError
+from harmless.otc import controllers as controller_side
 from harmless.otc.flows import (OTC_BRIDGE, OTC_COOKIE, patch_names, patch_ofport, translator_flows,
                                 trunk_ofport)
 from harmless.ovs import Ovs
@@ -136,23 +137,14 @@ def apply(ovs: Ovs, plan: Plan) -> None:
     argv: list[str] = []
     for c in cmds:
         argv += (["--"] if argv else []) + c
+    controller_side.apply_tls(ovs, plan)          # before the targets: ssl: connections need it (issue #13)
     ovs.vsctl(*argv, timeout=60)
     for name in sorted(held - wanted):      # ports that left the plan while held down
         _delete_tap(ovs, name)
-    # out-of-band controller connections (in-band needs the LOCAL port to route to the controller)
-    for sp in plan.switches:
-        if sp.controllers:
-            _set_out_of_band(ovs, sp.bridge)
+    # out-of-band controller connections (in-band needs the LOCAL port to route to the controller), reconnect
+    # backoff and inactivity probe from the inventory
+    controller_side.apply_settings(ovs, plan)
     install_flows(ovs, plan)
-
-
-def _set_out_of_band(ovs: Ovs, bridge: str) -> None:
-    uuids = ovs.vsctl("get", "Bridge", bridge, "controller").strip().strip("[]").replace(" ", "")
-    cmds: list[str] = []
-    for u in filter(None, uuids.split(",")):
-        cmds += (["--"] if cmds else []) + ["set", "Controller", u, "connection_mode=out-of-band"]
-    if cmds:
-        ovs.vsctl(*cmds)
 
 
 def install_flows(ovs: Ovs, plan: Plan) -> None:
@@ -203,7 +195,8 @@ def verify(ovs: Ovs, plan: Plan) -> list[str]:
 def remove(ovs: Ovs, bridges: list[str]) -> None:
     """Delete br-otc and the given br-of bridges in one transaction (idempotent).
 
-    Trunk interfaces are only detached from OVS, never deleted; the taps of link-down placeholders are deleted.
+    Trunk interfaces are only detached from OVS, never deleted; the taps of link-down placeholders are deleted; the
+    SSL configuration is removed when HARMLESS set it.
     """
     try:
         held = held_down(ovs)
@@ -212,6 +205,8 @@ def remove(ovs: Ovs, bridges: list[str]) -> None:
     argv: list[str] = []
     for br in [*bridges, OTC_BRIDGE]:
         argv += (["--"] if argv else []) + ["--if-exists", "del-br", br]
+    for c in controller_side.tls_commands(None, controller_side.current_ssl(ovs)):
+        argv += ["--", *c]
     ovs.vsctl(*argv, timeout=60)
     for name in sorted(held):
         _delete_tap(ovs, name)
@@ -374,8 +369,8 @@ def port_status(ovs: Ovs, sp: SwitchPlan) -> dict:
     Returns:
         ``{"ports": {ofport: {"name", "rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "br_of_state",
         "br_of_config", "blocked_by_watch"}},
-        "controllers": [{"target", "is_connected", "role", "state"}], "trunks": {iface: {"link_state",
-        "rx_packets", "tx_packets", "error"}}}``.
+        "controllers": [{"target", "is_connected", "role", "state", "last_error", ["tls_log"]}],
+        "trunks": {iface: {"link_state", "rx_packets", "tx_packets", "error"}}}``.
     """
     ifaces = {r["name"]: r for r in ovs.vsctl_json("Interface", columns=["name", "statistics", "link_state",
                                                                            "error", "ofport"])}
@@ -401,7 +396,11 @@ def port_status(ovs: Ovs, sp: SwitchPlan) -> dict:
     for u in filter(None, uuids.split(",")):
         r = ovs.vsctl_json("Controller", u, columns=["target", "is_connected", "role", "status"])[0]
         ctls.append({"target": r["target"], "is_connected": bool(r["is_connected"]),
-                     "role": r["role"] or "-", "state": (r["status"] or {}).get("state", "-")})
+                     "role": r["role"] or "-", "state": (r["status"] or {}).get("state", "-"),
+                     "last_error": (r["status"] or {}).get("last_error")})
+    for c in ctls:     # why a TLS connection fails: the ovs-vswitchd log's stream_ssl lines (issue #13)
+        if c["target"].startswith("ssl:") and not c["is_connected"]:
+            c["tls_log"] = controller_side.tls_log_lines(ovs, 3)
     return {"ports": ports, "controllers": ctls, "trunks": trunks}
 
 

@@ -89,8 +89,20 @@ def desired_ovs_ports(switch_configuration, port_map: dict[str, str]) -> dict[st
     return out
 
 
-def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl") -> list[str]:
-    """One ``ovs-vsctl`` transaction setting ``changes`` (``{ovs port: state}``); pure.
+def vlan_limit(ports: dict[str, dict]) -> int:
+    """``Open_vSwitch other_config:vlan-limit`` for the lab switch's OVS: 2 when a port is a QinQ customer port
+    (``dot1q-tunnel``: OVS must parse the C-tag under the S-tag), else 1 — as on a real switch's access port, where
+    only the outermost tag counts (OVS's default is 1 as well). Pure.
+
+    Args:
+        ports: ``{ovs port: state}`` as from :func:`desired_ovs_ports` (every port, not only changed ones).
+    """
+    return 2 if any(st.get("vlan_mode") == "dot1q-tunnel" for st in ports.values()) else 1
+
+
+def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl", limit: int | None = None) -> list[str]:
+    """One ``ovs-vsctl`` transaction setting ``changes`` (``{ovs port: state}``) and, when ``limit`` is given,
+    ``Open_vSwitch other_config:vlan-limit`` (see :func:`vlan_limit`); pure.
 
     Returns:
         e.g. ``["ovs-vsctl", "--db=unix:/x.sock", "--no-wait", "--timeout=5",
@@ -104,6 +116,8 @@ def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl") -> l
                  f"trunks={trunks}"]
         if "qinq_ethtype" in st:                          # dot1q-tunnel outer TPID (802.1q or 802.1ad)
             argv.append(f"other_config:qinq-ethtype={st['qinq_ethtype']}")
+    if limit is not None:
+        argv += ["--", "set", "Open_vSwitch", ".", f"other_config:vlan-limit={limit}"]
     return argv
 
 
@@ -125,6 +139,7 @@ class OvsSync:
         self.run = run or _run
         self.on_change = on_change or (lambda state: None)
         self.applied: dict[str, dict] = {}
+        self.vlan_limit: int | None = None       # last vlan-limit written (None: not yet)
         self.error: str | None = None
         self.busy = False
         self.applies = 0
@@ -135,9 +150,12 @@ class OvsSync:
         return {p: s for p, s in desired.items() if self.applied.get(p) != s}
 
     def apply(self, changes: dict[str, dict]) -> bool:
-        """Write ``changes`` in one transaction (blocking). Returns True on success."""
-        rc, err = self.run(vsctl_argv(self.db, changes))
+        """Write ``changes`` in one transaction (blocking), with the vlan-limit the ports then need when it
+        changes (:func:`vlan_limit`: 2 only while a dot1q-tunnel port exists). Returns True on success."""
+        limit = vlan_limit({**self.applied, **changes})
+        rc, err = self.run(vsctl_argv(self.db, changes, limit=None if limit == self.vlan_limit else limit))
         if rc == 0:
+            self.vlan_limit = limit
             self.applied.update(changes)
             self.applies += 1
             self.error = None

@@ -262,7 +262,9 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     progress("starting the legacy switch's data plane (OVS in its namespace)")
     ovs = Ovs(d / "ovs", netns=sw_ns)
     ovs.start()
-    ovs.vsctl("set", "Open_vSwitch", ".", "other_config:vlan-limit=2")   # QinQ (dot1q-tunnel) ports: 2 tags
+    # like a real access port only the outer tag counts; the emulated device's sync raises it to 2 while a QinQ
+    # (dot1q-tunnel) port exists (harmless.lab.fakeswitch.vlan_limit)
+    ovs.vsctl("set", "Open_vSwitch", ".", "other_config:vlan-limit=1")
     args = ["--may-exist", "add-br", BRIDGE, "--", "set", "Bridge", BRIDGE, "datapath_type=netdev",
             "fail_mode=standalone", "--", "set", "Port", BRIDGE, "tag=4094"]   # keep LOCAL out of VLAN floods
     for iface, p in port_map.items():
@@ -352,8 +354,35 @@ def lab_down(name: str) -> bool:
     return found
 
 
-def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", ovs: str = "auto") -> dict:
-    """An inventory (as a dict, ready for YAML) that migrates every lab host port."""
+#: file names ``harmless lab up --tls-dir`` expects (``openflow.tls`` private_key, certificate, ca_cert)
+TLS_FILES = {"private_key": "switch-privkey.pem", "certificate": "switch-cert.pem", "ca_cert": "ca-cert.pem"}
+
+
+def lab_tls(controllers: list[str] | tuple[str, ...], tls_dir: str | None) -> dict | None:
+    """``openflow.tls`` for the lab inventory from ``--tls-dir`` (:data:`TLS_FILES`), or None.
+
+    Raises:
+        InputError: an ``ssl:`` controller without ``--tls-dir``, or a file missing there.
+    """
+    ssl = [c for c in controllers if c.startswith("ssl:")]
+    if tls_dir is None:
+        if ssl:
+            raise InputError("--controller", f"{ssl[0]} is a TLS target but no switch key/certificate was given",
+                             "add --tls-dir DIR with " + ", ".join(TLS_FILES.values())
+                             + " (see docs/controllers.md, ovs-pki), or use a tcp: target")
+        return None
+    d = Path(tls_dir).resolve()
+    tls = {k: str(d / f) for k, f in TLS_FILES.items()}
+    for path in tls.values():
+        if not Path(path).is_file():
+            raise InputError("--tls-dir", f"{path} is missing",
+                             "create it with ovs-pki (see docs/controllers.md)")
+    return tls
+
+
+def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", ovs: str = "auto",
+              tls: dict | None = None) -> dict:
+    """An inventory (as a dict, ready for YAML) that migrates every lab host port (``tls``: ``openflow.tls``)."""
     server = {"datapath": "netdev", "ovs": ovs}
     if info.get("server_netns"):
         server.update(ovs="private", netns=info["server_netns"])
@@ -368,7 +397,7 @@ def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", o
                                                         "interface": info["trunk_interface"]}]],
             "access_ports": [h["interface"] for h in info["hosts"].values()],
             "vlan_range": vlan_range, "datapath_id": "0x0000000000000001",
-            "openflow": {"versions": ["OpenFlow13"], "controllers": controllers},
+            "openflow": {"versions": ["OpenFlow13"], "controllers": controllers, **({"tls": tls} if tls else {})},
         }],
     }
 

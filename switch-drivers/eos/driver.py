@@ -22,6 +22,8 @@ fresh session name.
 """
 from __future__ import annotations
 
+import logging
+
 import re
 
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
@@ -31,6 +33,8 @@ from harmless.switch_drivers.napalm_glue import NapalmDriver
 
 _EAPI_ERROR = re.compile(r"CLI command \d+ of \d+ '([^']*)' failed: ([^\[\]\n]+?)\s*(?:\[|$)", re.M)
 
+
+log = logging.getLogger(__name__)
 
 def device_message(text: str) -> str:
     """The rejected command and EOS's reason from a pyeapi/NAPALM error, on one line.
@@ -95,13 +99,44 @@ class EosDriver(NapalmDriver):
         if state not in ("pending", "pendingCommitTimer"):
             dev.config_session = None
 
+    def abort_stale_sessions(self, include_own: bool = False) -> list[str]:
+        """Abort configuration sessions a killed NAPALM run left behind (``napalm_*``, pending or pending its commit
+        timer), which make every later NAPALM call fail with "Session is already in use"; aborting a timer session
+        reverts its commit at once (EOS semantics). Sessions with other names (a person's) are left alone.
+
+        Args:
+            include_own: also abort this session's own (a commit-confirm not yet confirmed: before a restore).
+
+        Returns:
+            The names aborted.
+        """
+        dev = self._dev()
+        mine = None if include_own else getattr(dev, "config_session", None)
+        sessions = self._call("show configuration sessions", dev.device.run_commands,
+                              ["show configuration sessions"])[0]["sessions"]
+        stale = [n for n, v in sessions.items() if n.startswith("napalm_") and n != mine
+                 and v.get("state") in ("pending", "pendingCommitTimer")]
+        for n in stale:
+            log.warning("eos %s: aborting configuration session %s (uncommitted, or its commit not confirmed)",
+                        self.where, n)
+            self._call(f"configure session {n} abort", dev.device.run_commands, [f"configure session {n} abort"])
+        return stale
+
+    def load_merge(self, config: str) -> str:
+        """See :meth:`NapalmDriver.load_merge`; stale sessions of a killed run are aborted first."""
+        self.abort_stale_sessions()
+        return super().load_merge(config)
+
     def discard(self) -> None:
         """Abort the loaded session (if any)."""
         self._fresh_session()
         super().discard()
 
     def restore(self, saved_config: str) -> str:
-        """Replace the running config with ``saved_config`` through a new configuration session."""
+        """Replace the running config with ``saved_config`` through a new configuration session (stale sessions of a
+        killed run are aborted first)."""
+        if self.abort_stale_sessions(include_own=True):
+            self._dev().config_session = None
         self._fresh_session()
         return super().restore(saved_config)
 

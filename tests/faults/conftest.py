@@ -186,4 +186,4 @@ def flab(tmp_path_factory):
 @pytest.fixture(scope="module")
 def flab_eos(tmp_path_factory):
     """The emulated Arista EOS switch (eAPI) with EXTRA_EOS."""
-    yield from _fault_lab(tmp_path_factory, "eos", EXTRA_EOS, "switchport trunk allowed vlan 100,101,200")
+    yield from _fault_lab(tmp_path_factory, "eos", EXTRA_EOS, "switchport trunk allowed vlan 100-101,200")

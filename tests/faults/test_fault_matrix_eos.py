@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.faults.test_fault_matrix import assert_clean, finish, record, up_args
+from tests.faults.test_fault_matrix import assert_clean, finish, record, up_args, up_killed_case
 
 pytestmark = pytest.mark.lab
 
@@ -14,20 +14,7 @@ CASES = [("device.commit", "KILL"), ("device.committed", "KILL"), ("server.built
 
 @pytest.mark.parametrize("step,sig", CASES, ids=[f"{s}-{g}" for s, g in CASES])
 def test_eos_up_killed(flab_eos, step, sig):
-    fl = flab_eos
-    case = f"EOS up {sig} at {step}"
-    r = fl.cli(*up_args(fl), at=step, signal=sig)
-    assert "Traceback" not in r.stderr, r.stderr
-    if sig == "KILL":
-        assert r.returncode == -9, (r.returncode, r.stderr[-500:])
-        outcome = finish(fl, case)
-    else:
-        assert r.returncode == 130, (r.returncode, r.stderr[-800:])
-        assert "back in the config it had before (verified)" in r.stderr, r.stderr[-500:]
-        assert_clean(fl, case + " (before any down)")
-        outcome = "exit 130, rolled back by itself"
-    assert_clean(fl, case)
-    record(case, f"SIG{sig} right after the '{step}' record", outcome)
+    up_killed_case(flab_eos, step, sig, label="EOS ")
 
 
 def test_eos_down_killed_then_finished(flab_eos):

@@ -72,8 +72,14 @@ def down_if_deployed() -> None:
 
 
 def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, vendor="ios", controller_env=None,
-             **spec):
-    """One lab (module fixtures); ``spec``: further :class:`~harmless.lab.topology.LabSpec` fields."""
+             controller="bundled", **spec):
+    """A lab (module fixture body; yields a :class:`Lab`); ``spec``: further :class:`~harmless.lab.topology.LabSpec`
+    fields.
+
+    ``controller``: ``"bundled"`` starts the bundled learning switch on tcp:127.0.0.1:6653 in the server namespace;
+    a callable ``(state dir, lab info) -> Popen`` starts your own instead (its inventory target stays
+    tcp:127.0.0.1:6653 unless the test rewrites it; the process is stopped afterwards); None starts none.
+    """
     require_root_ovs()
     if importlib.util.find_spec("fake_switches") is None:
         pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
@@ -83,7 +89,11 @@ def make_lab(tmp_path_factory, hosts=(7, 8, 10), reject=(), ports=None, vendor="
         try:
             info = lab.lab_up(lab.LabSpec(name=name, ssh_port=free_port(), hosts=hosts, reject=reject,
                                           server_netns=f"hl-{name}-srv", vendor=vendor, **spec))
-            ctl = start_controller(6653, state / "controller.log", netns=info["server_netns"], env=controller_env)
+            if controller == "bundled":
+                ctl = start_controller(6653, state / "controller.log", netns=info["server_netns"],
+                                       env=controller_env)
+            elif controller is not None:
+                ctl = controller(state, info)
             inv = lab.inventory(info, ["tcp:127.0.0.1:6653"])
             if ports is not None:
                 inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in ports]
