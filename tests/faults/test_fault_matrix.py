@@ -59,8 +59,14 @@ def finish(fl, case: str, how: str = "down") -> str:
 
 
 def record(case: str, fault: str, outcome: str) -> None:
+    """Print one row of the matrix (``FAULT-MATRIX | case | fault | outcome``; with ``HARMLESS_FAULT_TABLE=FILE``
+    also appended there, for docs/faults.md)."""
     RESULTS.append((case, fault, outcome))
     print(f"FAULT-MATRIX | {case} | {fault} | {outcome}")
+    table = os.environ.get("HARMLESS_FAULT_TABLE")
+    if table:
+        with open(table, "a") as f:
+            f.write(f"| {case} | {fault} | {outcome} |\n")
 
 
 # ----------------------------------------------------------------------------- kills during up
