@@ -134,7 +134,9 @@ def test_harmless_ports_online_reads_the_device(procurve, tmp_path):
     off = CliRunner().invoke(main, ["ports", "--driver", "procurve", "--config", str(saved), "--json"], env={})
     assert off.exit_code == 0 and json.loads(off.stdout) == got
     two = yaml.safe_load(inv.read_text())
-    two["switches"].append(dict(two["switches"][0], name="sw2b"))
+    # the same emulated device by another name for its address (one device listed twice is refused by validation)
+    two["switches"].append(dict(two["switches"][0], name="sw2b", host="localhost",
+                                trunks=[dict(two["switches"][0]["trunks"][0], server_interface="hl-sw2b-trk")]))
     inv.write_text(yaml.safe_dump(two))
     both = CliRunner().invoke(main, ["ports", "-i", str(inv), "--json"], env={})
     assert both.exit_code == 0, both.stderr
