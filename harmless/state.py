@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,7 +78,7 @@ def write_private(path: Path, text: str) -> None:
     Raises:
         StateWriteError: the disk is full, read-only, or the path is not writable (the old file is untouched).
     """
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
@@ -238,6 +239,10 @@ def _write_index(entries: list[dict]) -> None:
     write_private(_index_path(), json.dumps({"version": 1, "backups": entries}, indent=2))
 
 
+#: serialises read-modify-write of the index between threads (switches are saved in parallel)
+_INDEX_LOCK = threading.RLock()
+
+
 def save_backup(switch: str, config: str, role: str = "original", record: dict | None = None) -> dict:
     """Save a running config (fsynced, 0600) and register it in the index. Never overwrites a file.
 
@@ -256,17 +261,19 @@ def save_backup(switch: str, config: str, role: str = "original", record: dict |
     """
     d = backups_dir()
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    p = d / f"{switch}-{stamp}.cfg"
-    n = 1
-    while p.exists():
-        n += 1
-        p = d / f"{switch}-{stamp}-{n}.cfg"
-    write_private(p, config)
+    with _INDEX_LOCK:
+        p = d / f"{switch}-{stamp}.cfg"
+        n = 1
+        while p.exists():
+            n += 1
+            p = d / f"{switch}-{stamp}-{n}.cfg"
+        write_private(p, config)
     entry = {"file": str(p), "sha256": sha256(config)}
-    entries = backup_index()
-    entries.append({"switch": switch, **entry, "time": stamp, "role": role, "status": "active",
-                    "record": record or {}})
-    _write_index(entries)
+    with _INDEX_LOCK:
+        entries = backup_index()
+        entries.append({"switch": switch, **entry, "time": stamp, "role": role, "status": "active",
+                        "record": record or {}})
+        _write_index(entries)
     return entry
 
 
@@ -290,22 +297,24 @@ def active_originals() -> list[dict]:
 
 def mark_restored(switch: str, file: str) -> None:
     """Record that the device was proven equal to this original (it is no longer the active original)."""
-    entries = backup_index()
-    for e in entries:
-        if e["switch"] == switch and e["file"] == file and e["status"] == "active":
-            e["status"] = "restored"
-            e["restored"] = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    _write_index(entries)
+    with _INDEX_LOCK:
+        entries = backup_index()
+        for e in entries:
+            if e["switch"] == switch and e["file"] == file and e["status"] == "active":
+                e["status"] = "restored"
+                e["restored"] = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        _write_index(entries)
 
 
 def mark_superseded(switch: str, file: str) -> None:
     """An active original that no longer matches a device free of HARMLESS VLANs (changed by hand since): kept on
     disk and in the index, but no longer what ``down`` gives back."""
-    entries = backup_index()
-    for e in entries:
-        if e["switch"] == switch and e["file"] == file and e["status"] == "active":
-            e["status"] = "superseded"
-    _write_index(entries)
+    with _INDEX_LOCK:
+        entries = backup_index()
+        for e in entries:
+            if e["switch"] == switch and e["file"] == file and e["status"] == "active":
+                e["status"] = "superseded"
+        _write_index(entries)
 
 
 def read_backup(entry: dict) -> str:

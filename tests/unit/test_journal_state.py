@@ -182,3 +182,26 @@ def test_a_migrated_config_is_recognised_by_harmless_vlan_names():
     f = DeviceFacts("sw1", "m", "v", (), {1: "default", 107: "harmless-sw1-p7", 110: "harmless-sw1-p10", 200: "x"})
     assert carries_harmless(f) == [107, 110]
     assert carries_harmless(DeviceFacts("sw1", "m", "v", (), {1: "default"})) == []
+
+
+def test_backups_saved_by_parallel_switch_workers_all_reach_the_index(state_dir):
+    """`up` saves each switch's original from its own worker thread: no entry may be lost or the index corrupted."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def save(i):
+        try:
+            st.save_backup(f"sw{i}", f"hostname sw{i}\n", record={"name": f"sw{i}"})
+            st.mark_restored(f"sw{i}", "nope")
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=save, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sorted(e["switch"] for e in st.backup_index()) == sorted(f"sw{i}" for i in range(12))
+    assert all(st.active_original(f"sw{i}") for i in range(12))
