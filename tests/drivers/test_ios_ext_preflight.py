@@ -11,26 +11,9 @@ from fake_switches import switch_factory  # noqa: E402
 from fake_switches.cisco.command_processor.piping import PipingProcessor  # noqa: E402
 
 from harmless.lab import ios_ext  # noqa: E402
+from tests.drivers.test_ios_ext import _Term  # noqa: E402  (the same capturing terminal)
 from harmless.switch_drivers.ios.driver import session_port_of  # noqa: E402
 from harmless.switch_drivers.ios.model import parse_model, vtp_mode_of  # noqa: E402
-
-
-class _Term:
-    def __init__(self):
-        self.out = []
-
-    def write(self, text):
-        self.out.append(text)
-
-    def add_any_key_handler(self, *_):
-        pass
-
-    def remove_any_key_handler(self):
-        pass
-
-    def take(self) -> str:
-        text, self.out = "".join(self.out), []
-        return text
 
 
 def make_cli(platform="2960"):
