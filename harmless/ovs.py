@@ -19,11 +19,11 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harmless.errors import OvsError
+from harmless.procs import alive, wait_gone
 
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 VSWITCHD_PLAIN = Path("/usr/lib/openvswitch-switch/ovs-vswitchd")
@@ -113,8 +113,7 @@ class Ovs:
     def _pid(self, daemon: str) -> int | None:
         try:
             pid = int((self.rundir / f"{daemon}.pid").read_text().strip())
-            os.kill(pid, 0)
-            return pid
+            return pid if alive(pid) else None
         except (OSError, ValueError):
             return None
 
@@ -274,17 +273,7 @@ class Ovs:
 
 
 def _wait_gone(pid: int, timeout: float = 10) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return
-        time.sleep(0.1)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
+    wait_gone(pid, timeout)
 
 
 def _ovsdb_value(v):

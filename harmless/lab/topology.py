@@ -31,6 +31,7 @@ from pathlib import Path
 
 from harmless import state as st
 from harmless.errors import HarmlessError, InputError
+from harmless.procs import wait_gone
 from harmless.ovs import Ovs
 
 LAB_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,5}$")      # hl-<name>-trunk must fit 15 characters
@@ -322,10 +323,8 @@ def stop_pid_file(pidf: Path) -> None:
     try:
         pid = int(pidf.read_text().strip())
         os.killpg(pid, signal.SIGTERM)
-        for _ in range(50):
-            os.kill(pid, 0)
-            time.sleep(0.1)
-        os.killpg(pid, signal.SIGKILL)
+        if not wait_gone(pid, 5, kill=False):
+            os.killpg(pid, signal.SIGKILL)
     except (OSError, ValueError):
         pass
 

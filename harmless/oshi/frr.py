@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from harmless.errors import HarmlessError
+from harmless.procs import alive
 
 FRR_DIR = Path("/usr/lib/frr")
 DAEMONS = ("zebra", "ospfd")
@@ -77,8 +78,7 @@ class Frr:
     def _pid(self, d: str) -> int | None:
         try:
             pid = int((self.base / f"{d}.pid").read_text().strip())
-            os.kill(pid, 0)
-            return pid
+            return pid if alive(pid) else None
         except (OSError, ValueError):
             return None
 
@@ -142,7 +142,7 @@ def stop_all(instances: list[Frr], timeout: float = 5) -> None:
             pass
     end = time.monotonic() + timeout
     while pids and time.monotonic() < end:
-        pids = [p for p in pids if _alive(p)]
+        pids = [p for p in pids if alive(p)]
         time.sleep(0.05)
     for pid in pids:
         try:
@@ -151,9 +151,3 @@ def stop_all(instances: list[Frr], timeout: float = 5) -> None:
             pass
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except OSError:
-        return False

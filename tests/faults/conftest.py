@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harmless import procs
 from harmless.demo import free_port
 from harmless.lab import topology as lab
 from tests.conftest import require_root_ovs
@@ -99,8 +100,8 @@ class FaultLab:
         for pidf in (self.state / "ovs").rglob("*.pid"):
             try:
                 pid = int(pidf.read_text().strip())
-                os.kill(pid, 0)
-                alive.append(f"{pidf.name}:{pid}")
+                if procs.alive(pid):
+                    alive.append(f"{pidf.name}:{pid}")
             except (ValueError, OSError):
                 pass
         return alive
