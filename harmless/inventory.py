@@ -340,11 +340,13 @@ def host_problem(host: str) -> str | None:
 
 
 def _host_key(host: str) -> str:
-    """A host as compared for "the same device twice": IP addresses in one notation, names in lower case."""
+    """A host as compared for "the same device twice": IP addresses in one notation, names in lower case,
+    ``localhost`` as ``127.0.0.1`` (RFC 6761 sec. 6.3: it always resolves to loopback; no DNS is asked)."""
     try:
         return ipaddress.ip_address(host).compressed
     except ValueError:
-        return host.lower().removesuffix(".")
+        name = host.lower().removesuffix(".")
+        return "127.0.0.1" if name == "localhost" or name.endswith(".localhost") else name
 
 
 def parse_controller(target: str) -> tuple[str, str, int]:
