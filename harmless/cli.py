@@ -7,32 +7,21 @@ others, 130 on Ctrl-C.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from harmless import __version__
-from harmless.errors import HarmlessError
-
-out = Console()
-err = Console(stderr=True)
-
-
-def _progress(quiet: bool):
-    def p(msg: str) -> None:
-        if not quiet:
-            err.print(f"[dim]·[/dim] {msg}", highlight=False)
-    return p
-
+# the shared helpers live in harmless.clikit: component command groups import them from there, never from here
+from harmless.clikit import err, handle_errors, out
+from harmless.clikit import need_root as _need_root
+from harmless.clikit import progress as _progress
 
 #: exit status of ``up`` when some switches were migrated and others failed (each failed one rolled back alone)
 EXIT_PARTIAL = 3
@@ -64,33 +53,6 @@ def _print_results(results: dict) -> None:
     for name, r in results.items():
         t.add_row(name, f"[{colour.get(r['status'], 'white')}]{r['status']}[/]", r.get("error") or "")
     out.print(t)
-
-
-def handle_errors(fn):
-    """Turn HarmlessError into one line + exit code; never a traceback unless HARMLESS_DEBUG=1."""
-    @functools.wraps(fn)
-    def wrapper(*a, **kw):
-        try:
-            return fn(*a, **kw)
-        except HarmlessError as e:
-            err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
-            sys.exit(e.exit_code)
-        except KeyboardInterrupt:
-            err.print("[red]interrupted[/red]")
-            sys.exit(130)
-        except Exception as e:  # noqa: BLE001
-            if os.environ.get("HARMLESS_DEBUG"):
-                raise
-            err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (set HARMLESS_DEBUG=1 for a traceback)",
-                      highlight=False, soft_wrap=True)
-            sys.exit(1)
-    return wrapper
-
-
-def _need_root():
-    if os.geteuid() != 0:
-        raise HarmlessError("harmless", "this command needs root (network namespaces, OVS, the state directory)",
-                            "run it with sudo")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -265,6 +265,9 @@ Generated {{ d.generated }}.</p>
 IFIP Networking 2018: Sec. III (single switch, Fig. 3), Sec. IV.B.3 (CLOS, Fig. 5c; access gateway, Fig. 5f), Table I (OPEX).
 Owned equipment: {{ owned_text }}.</p>
 
+<h2>Verdict</h2>
+<ul>{% for s in verdict %}<li>{{ s }}</li>{% endfor %}</ul>
+
 <h2>1. Cost table</h2>
 {% for r in d.results %}
 <table>
@@ -366,35 +369,156 @@ def render_html(d: ReportData, pngs: dict[str, str]) -> str:
     return env.from_string(_TEMPLATE).render(
         d=d, pngs=pngs, labels=LABELS, short=SHORT, scen_names=SCEN_NAMES, cur=d.cat.currency, money=_money,
         cheapest=cheapest, owned_text=owned_text, tco=tco, blocks=ox.blocks_of_48(d.ports),
-        prices=list(d.cat.prices.model_dump().items()), has_switch=any(r.scenario == "switch" for r in d.results))
+        prices=list(d.cat.prices.model_dump().items()), has_switch=any(r.scenario == "switch" for r in d.results),
+        verdict=verdict(d))
 
 
-def _pdf_text_page(d: ReportData) -> Any:
-    fig = plt.figure(figsize=(8.27, 11.69))
-    lines = ["HARMLESS cost report", "",
-             f"{d.ports} access ports, {d.speed} (single switch); catalog: {d.cat.name}",
-             f"  file: {d.cat.path}   currency: {d.cat.currency}", f"  generated {d.generated}", ""]
+def verdict(d: ReportData) -> list[str]:
+    """The report's conclusion, one sentence per scenario plus one on the TCO (pure).
+
+    For each scenario: the cheapest option by CAPEX at ``d.ports`` ports and what it saves against the next cheapest
+    (absolute and in percent of that option's CAPEX); options not available at this size are said so. Then the
+    option with the lowest TCO of one switch over ``d.years`` years (CAPEX + Table I OPEX).
+
+    Returns:
+        Sentences, e.g. ``["Single SDN switch (Sec. III), 48 x 1G: HARMLESS is cheapest at 4,210 USD, 1,790 USD
+        (30 %) less than software switch.", ...]``.
+    """
+    cur = d.cat.currency
+    names = {"software": "the software switch", "hardware": "the hardware switch", "harmless": "HARMLESS"}
+    out = []
     for r in d.results:
-        lines.append(f"{SCEN_NAMES[r.scenario]} at {r.ports} ports" + (f", {r.speed}" if r.scenario == "switch" else ""))
+        avail = sorted((t, o) for o, t in r.totals.items() if t is not None)
+        where = f"{SCEN_NAMES[r.scenario]}, {r.ports} x {r.speed} ports"
+        if not avail:
+            out.append(f"{where}: no option is available at this size.")
+            continue
+        (t0, o0), rest = avail[0], avail[1:]
+        s = f"{where}: {names[o0]} is cheapest at {_money(t0)} {cur}"
+        if rest:
+            t1, o1 = rest[0]
+            pct = f" ({100 * (t1 - t0) / t1:.0f} %)" if t1 else ""
+            s += f", {_money(t1 - t0)} {cur}{pct} less than {names[o1]}"
+        missing = [names[o] for o, t in r.totals.items() if t is None]
+        if missing:
+            s += f"; {' and '.join(missing)} cannot be built at this size"
+        out.append(s + ".")
+    tco = {o: ox.tco(c, d.opex[o].usd_per_year, d.years) for o, c in d.capex_switch.items() if c is not None}
+    if tco:
+        best = min(tco, key=tco.get)
+        out.append(f"Over {d.years:g} years one {d.ports}-port {d.speed} switch costs least as {names[best]}: "
+                   f"TCO {_money(tco[best])} {cur} (CAPEX + energy and rack OPEX of Table I).")
+    return out
+
+
+#: short names of the options and scenarios on the summary page
+OPTION_SHORT = {"software": "software switch", "hardware": "hardware switch", "harmless": "HARMLESS"}
+SCEN_SHORT = {"switch": "single switch (Sec. III)", "clos": "CLOS DC (Fig. 5c)", "gateway": "gateway tree (Fig. 5f)"}
+
+
+def summary_rows(d: ReportData) -> tuple[list[str], list[list[str]], list[int]]:
+    """The summary page's table (pure): per scenario and option CAPEX, per port, ratio to HARMLESS, and for the
+    single-switch scenario OPEX per year and TCO over ``d.years`` years (amounts in the catalog's currency).
+
+    Returns:
+        ``(header, rows, cheapest)``: cell texts (money as ``12,345``; ``–`` where not available or not applicable)
+        and the indices of the rows holding each scenario's cheapest option.
+    """
+    header = ["scenario", "option", "CAPEX", "per port", "ratio", "OPEX / year", f"TCO {d.years:g} years"]
+    rows: list[list[str]] = []
+    cheapest: list[int] = []
+    for r in d.results:
         hl = r.totals["harmless"]
-        for o in ("software", "hardware", "harmless"):
+        avail = {o: t for o, t in r.totals.items() if t is not None}
+        best = min(avail, key=avail.get) if avail else None
+        for i, o in enumerate(("software", "hardware", "harmless")):
             t = r.totals[o]
-            ratio = f"  x{t / hl:5.2f} of HL" if (t is not None and hl) else ""
-            lines.append(f"  {LABELS[o]:<40} {_money(t):>10} {d.cat.currency}{ratio}")
-        lines.append("")
-    lines.append(f"OPEX (Table I) and TCO over {d.years} years, single switch:")
-    for o in ("software", "hardware", "harmless"):
-        f = d.opex[o]
-        cap = d.capex_switch[o]
-        lines.append(f"  {SHORT[o]}: {f.power_avg_w:6.0f} W avg, {f.energy_kwh_per_year:8,.0f} kWh/yr, "
-                     f"{f.rack_units:4.1f} U, {f.usd_per_year:8,.0f} {d.cat.currency}/yr, "
-                     f"TCO {_money(None if cap is None else ox.tco(cap, f.usd_per_year, d.years))}")
-    lines.append("")
-    lines.append("Prices used:")
-    for k, v in d.cat.prices.model_dump().items():
-        lines.append(f"  {k:<28} {v:>10,.0f}")
-    lines.append(f"  {'access_ports_per_trunk':<28} {d.cat.harmless.access_ports_per_trunk:>10}")
-    fig.text(0.06, 0.96, "\n".join(lines), family="monospace", fontsize=8, va="top")
+            single = r.scenario == "switch" and r.speed == d.speed
+            opex = d.opex[o].usd_per_year if single else None
+            tco = ox.tco(t, opex, d.years) if (single and t is not None) else None
+            rows.append([SCEN_SHORT[r.scenario] if i == 0 else "", OPTION_SHORT[o], _money(t),
+                         _money(None if t is None else t / r.ports),
+                         "–" if (t is None or not hl) else f"{t / hl:.2f}", _money(opex), _money(tco)])
+            if o == best:
+                cheapest.append(len(rows) - 1)
+    return header, rows, cheapest
+
+
+def _table(fig: Any, top: float, rows: list[list[str]], widths: list[float], header: list[str] | None = None,
+           row_h: float = 0.024, fontsize: float = 8.5) -> tuple[Any, float]:
+    """A matplotlib table filling the page width from ``top`` (figure fraction) down, one ``row_h`` per row.
+    Returns the table and the figure y of its bottom edge."""
+    n = len(rows) + (1 if header else 0)
+    ax = fig.add_axes([0.07, top - row_h * n, 0.86, row_h * n])
+    ax.axis("off")
+    tbl = ax.table(cellText=rows, colLabels=header, colWidths=widths, bbox=[0, 0, 1, 1], cellLoc="left")
+    tbl.auto_set_font_size(False)
+    tbl.set_fontsize(fontsize)
+    for cell in tbl.get_celld().values():
+        cell.set_edgecolor("#bbbbbb")
+        cell.PAD = 0.03
+    return tbl, top - row_h * n
+
+
+def _pdf_summary_page(d: ReportData) -> Any:
+    """Page 1 of the PDF: title, inputs, the CAPEX/TCO table per option and the verdict, typeset on A4 with
+    matplotlib's text and table artists (real table cells, proportional fonts)."""
+    import textwrap
+
+    cur = d.cat.currency
+    fig = plt.figure(figsize=(8.27, 11.69))                    # A4 portrait, inches
+    fig.text(0.07, 0.955, "HARMLESS cost report", fontsize=22, weight="bold", va="top")
+    fig.text(0.07, 0.915, f"{d.ports} access ports at {d.speed} · catalog \u201c{d.cat.name}\u201d · "
+             f"generated {d.generated}", fontsize=10, color="dimgrey", va="top")
+    o = d.owned
+    owned = ("legacy switches on stock (the paper's assumption)" if o.legacy_switches is None
+             else f"{o.legacy_switches} legacy switch(es) on stock, the rest bought")
+    default = d.cat.path.endswith(" (default)")
+    catalog_file = Path(d.cat.path.removesuffix(" (default)")).name + (", built in" if default else "")
+    source = d.cat.source if len(d.cat.source) <= 85 else d.cat.source[:84] + "\u2026"
+    inputs = [
+        ["access ports", f"{d.ports}; {d.speed} for the single switch (CLOS and gateway tree: 1G)"],
+        ["scenarios", ", ".join(SCEN_SHORT[r.scenario] for r in d.results)],
+        ["price catalog", f"{d.cat.name} ({catalog_file}), prices in {cur}"],
+        ["catalog source", source],
+        ["owned equipment", f"{owned}; {o.spare_servers} spare server(s)"],
+        ["OPEX inputs", f"{d.cat.opex.energy_usd_per_kwh} {cur}/kWh, load {d.cat.opex.load}, PUE {d.cat.opex.pue}, "
+                        f"rack {d.cat.opex.rack_unit_usd_per_year} {cur}/U/year, horizon {d.years:g} years"],
+        ["cost models", "Csikor et al., IFIP Networking 2018: Sec. III, Sec. IV.B.3, Table I"],
+    ]
+    fig.text(0.07, 0.87, "Inputs", fontsize=13, weight="bold", va="top")
+    tbl, y = _table(fig, 0.845, inputs, [0.2, 0.8])
+    for (_, c), cell in tbl.get_celld().items():
+        cell.visible_edges = "horizontal"
+        if c == 0:
+            cell.get_text().set_weight("bold")
+
+    header, rows, best = summary_rows(d)
+    fig.text(0.07, y - 0.03, f"CAPEX and TCO per option (amounts in {cur})", fontsize=13, weight="bold", va="top")
+    tbl, y = _table(fig, y - 0.055, rows, [0.23, 0.17, 0.11, 0.10, 0.08, 0.13, 0.18], header=header)
+    for (r, c), cell in tbl.get_celld().items():
+        cell.get_text().set_horizontalalignment("right" if c >= 2 else "left")
+        cell._loc = "right" if c >= 2 else "left"
+        if r == 0:
+            cell.set_facecolor("#e8e8e8")
+            cell.get_text().set_weight("bold")
+        elif r - 1 in best and c >= 1:
+            cell.set_facecolor("#e3f2e3")
+            cell.get_text().set_weight("bold")
+    fig.text(0.07, y - 0.01, "Bold on green: the cheapest option of each scenario by CAPEX. Ratio: CAPEX divided by "
+             "HARMLESS's CAPEX in the same scenario.\nOPEX (energy and rack space, Table I per 48 ports) and TCO "
+             "(CAPEX + OPEX over the horizon) are given for the single switch"
+             + (f" (the paper measured 1G only; its 1G figures are used for {d.speed})." if d.speed != "1G" else "."),
+             fontsize=7.5, color="dimgrey",
+             va="top", linespacing=1.4)
+    fig.text(0.07, y - 0.06, "Verdict", fontsize=13, weight="bold", va="top")
+    lines = []
+    for s in verdict(d):
+        lines += textwrap.wrap(s, 100, initial_indent="\u2022 ", subsequent_indent="   ")
+    fig.text(0.07, y - 0.085, "\n".join(lines), fontsize=9.5, va="top", linespacing=1.5)
+    fig.text(0.07, 0.035, "Next pages: the paper's Fig. 3a/3b/5c/5f over the port range, the TCO over time and the "
+             "sensitivity of each scenario to its prices.\nThe HTML report also has the bill of materials and the "
+             "break-even price of every item.", fontsize=7.5, color="dimgrey", va="bottom")
     return fig
 
 
@@ -404,7 +528,7 @@ def write_report(d: ReportData, out_html: str | Path, out_pdf: str | Path | None
     Args:
         d: the computed report data.
         out_html: HTML file to write.
-        out_pdf: optional PDF file (one text page, then one page per figure).
+        out_pdf: optional PDF file (a typeset summary page, then one page per figure).
 
     Returns:
         The paths written.
@@ -416,8 +540,9 @@ def write_report(d: ReportData, out_html: str | Path, out_pdf: str | Path | None
         written = [_atomic_write(Path(out_html), html.encode("utf-8"))]
         if out_pdf is not None:
             buf = io.BytesIO()
-            with PdfPages(buf) as pdf:
-                page = _pdf_text_page(d)
+            # TrueType (42) instead of Type 3 fonts: the text stays text (searchable, copyable, extractable)
+            with matplotlib.rc_context({"pdf.fonttype": 42}), PdfPages(buf) as pdf:
+                page = _pdf_summary_page(d)
                 pdf.savefig(page)
                 plt.close(page)
                 for _, _, f in figs:

@@ -7,8 +7,8 @@
     │ br-legacy: NORMAL, ports fa0-N (access),   ├──────────── hl-<lab>-trunk  (the trunk cable)
     │            gi0-1 (the trunk port)          │
     └────────────────────────────────────────────┘
-    management plane: emulated Cisco IOS (fake-switches + harmless.lab.ios_ext) over SSH on 127.0.0.1:<port>,
-    whose VLAN/port config is mirrored onto br-legacy as it changes (harmless.lab.fakeswitch --ovs-db ...).
+    management plane: emulated Cisco IOS (fake-switches + harmless.emulators.ios) over SSH on 127.0.0.1:<port>,
+    whose VLAN/port config is mirrored onto br-legacy as it changes (harmless.emulators.fakeswitch --ovs-db ...).
 
 Hosts use 198.18.0.0/24 (RFC 2544's benchmarking range) inside their own namespaces; no traffic leaves the lab.
 Initially every host port is an access port of VLAN 100 ("users"), and VLAN 101 exists too, so hosts talk directly
@@ -44,7 +44,7 @@ VENDORS = {
             "optional_args": {"inline_transfer": True, "dest_file_system": "flash:"},
             "model": "Cisco IOS (fake-switches cisco_2960_24TT_L) over SSH"},
     "eos": {"driver": "eos", "access": "Ethernet{n}", "trunk": "Ethernet25", "optional_args": {"transport": "http"},
-            "model": "Arista EOS (harmless.lab.eos_ext) over eAPI/HTTP"},
+            "model": "Arista EOS (harmless.emulators.eos) over eAPI/HTTP"},
 }
 
 
@@ -264,7 +264,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     ovs = Ovs(d / "ovs", netns=sw_ns)
     ovs.start()
     # like a real access port only the outer tag counts; the emulated device's sync raises it to 2 while a QinQ
-    # (dot1q-tunnel) port exists (harmless.lab.fakeswitch.vlan_limit)
+    # (dot1q-tunnel) port exists (harmless.emulators.dataplane.vlan_limit)
     ovs.vsctl("set", "Open_vSwitch", ".", "other_config:vlan-limit=1")
     args = ["--may-exist", "add-br", BRIDGE, "--", "set", "Bridge", BRIDGE, "datapath_type=netdev",
             "fail_mode=standalone", "--", "set", "Port", BRIDGE, "tag=4094"]   # keep LOCAL out of VLAN floods
@@ -278,7 +278,7 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     with os.fdopen(fd, "w") as f:
         f.write(secrets.token_urlsafe(12))
     (d / "startup.cfg").write_text(startup_config(spec))
-    argv = [sys.executable, "-m", "harmless.lab.fakeswitch", "--vendor", spec.vendor, "--hostname", "sw1", "--listen-port", str(spec.ssh_port),
+    argv = [sys.executable, "-m", "harmless.emulators.fakeswitch", "--vendor", spec.vendor, "--hostname", "sw1", "--listen-port", str(spec.ssh_port),
             "--username", "admin", "--password-file", str(pw), "--startup-config", str(d / "startup.cfg"),
             "--ovs-db", ovs.db, "--bridge", BRIDGE, "--port-map", json.dumps(port_map), "--sync-interval", "0.3",
             "--log-file", str(d / "fakeswitch.log"), "--pid-file", str(d / "fakeswitch.pid")]

@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from harmless.cli import _need_root, _progress, err, handle_errors, out
+from harmless.clikit import err, handle_errors, out
+from harmless.clikit import need_root as _need_root
+from harmless.clikit import progress as _progress
 from harmless.errors import InputError
 
 

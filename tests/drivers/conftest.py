@@ -1,6 +1,6 @@
 """Fixtures for driver tests against the lab's emulated Cisco IOS switch.
 
-``start_fakeswitch(tmp_dir, ...)`` runs ``python -m harmless.lab.fakeswitch`` as a subprocess on a free
+``start_fakeswitch(tmp_dir, ...)`` runs ``python -m harmless.emulators.fakeswitch`` as a subprocess on a free
 loopback port (log to a file, never an unread PIPE: a full pipe would block the Twisted reactor), waits
 until SSH listens and returns a :class:`FakeSwitch`; ``stop()`` kills it by pid. Module-scoped fixtures
 reuse one process per test module because NAPALM's inline transfer costs ~7 s per candidate load.
@@ -98,7 +98,7 @@ def start_fakeswitch(tmp_dir: Path, *extra_args: str, startup_config: str | None
     pw = tmp_dir / "password"
     pw.write_text(PASSWORD + "\n")
     pw.chmod(0o600)
-    args = [sys.executable, "-m", "harmless.lab.fakeswitch", "--hostname", hostname,
+    args = [sys.executable, "-m", "harmless.emulators.fakeswitch", "--hostname", hostname,
             "--username", USERNAME, "--password-file", str(pw), "--log-file", str(tmp_dir / "fakeswitch.log"),
             "--pid-file", str(tmp_dir / "fakeswitch.pid"), "--status-file", str(tmp_dir / "status.json")]
     if startup_config is not None:

@@ -1,4 +1,4 @@
-"""The lab's emulated Arista EOS switch for driver tests (``python -m harmless.lab.fakeswitch --vendor eos``)."""
+"""The lab's emulated Arista EOS switch for driver tests (``python -m harmless.emulators.fakeswitch --vendor eos``)."""
 from __future__ import annotations
 
 from pathlib import Path

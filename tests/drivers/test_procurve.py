@@ -27,7 +27,7 @@ def _start(tmp: Path, *extra: str):
     (tmp / "startup").write_text(STARTUP)
     port = free_port()
     log = open(tmp / "out.txt", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "harmless.lab.procurve_cli", "--listen-port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "harmless.emulators.procurve", "--listen-port", str(port),
                              "--password-file", str(tmp / "pw"), "--startup-config", str(tmp / "startup"),
                              "--log-file", str(tmp / "log"), *extra], stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, cwd=str(Path(__file__).resolve().parents[2]))

@@ -5,7 +5,7 @@ import re
 import pytest
 from ciscoconfparse2 import CiscoConfParse
 
-from harmless.lab import eos_ext
+from harmless.emulators import eos as eos_emu
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
 from harmless.switch_drivers.eos.driver import EosDriver, device_message
 from harmless.switch_drivers.eos.parse import parse_port_states, parse_vlans, tpid_of
@@ -63,10 +63,10 @@ def test_golden_configs_parse_back_to_the_intended_port_states(name):
     assert parse_port_states(golden) == expected
     assert {a.vid: a.vlan_name for a in access}.items() <= parse_vlans(golden).items()
     # the lab EOS grammar accepts every line, and the switch ends in the same per-port state
-    sw = eos_ext.EosSwitch(eos_ext.new_configuration("sw"), schedule=None)
-    sw.sc.add_port(eos_ext.Port("Port-Channel1"))
-    assert eos_ext.apply_startup(sw, golden) == []
-    states = parse_port_states(eos_ext.running_config_text(sw.sc))
+    sw = eos_emu.EosSwitch(eos_emu.new_configuration("sw"), schedule=None)
+    sw.sc.add_port(eos_emu.Port("Port-Channel1"))
+    assert eos_emu.apply_startup(sw, golden) == []
+    states = parse_port_states(eos_emu.running_config_text(sw.sc))
     assert {n: states[n] for n in expected} == expected
 
 
@@ -156,15 +156,15 @@ def test_device_message_and_redaction():
 
 
 def test_lab_eos_data_plane_mirrors_dot1q_tunnel_and_trunk_tpid():
-    sw = eos_ext.EosSwitch(eos_ext.new_configuration("sw"), schedule=None)
-    assert eos_ext.apply_startup(sw, render_config(QINQ_ACCESS, [TrunkChange("Ethernet25", (107, 108, 110))])) == []
+    sw = eos_emu.EosSwitch(eos_emu.new_configuration("sw"), schedule=None)
+    assert eos_emu.apply_startup(sw, render_config(QINQ_ACCESS, [TrunkChange("Ethernet25", (107, 108, 110))])) == []
     pm = {"Ethernet7": "et7", "Ethernet8": "et8", "Ethernet25": "et25"}
-    want = eos_ext.desired_ovs_ports(sw.sc, pm)
+    want = eos_emu.desired_ovs_ports(sw.sc, pm)
     assert want["et7"] == {"vlan_mode": "access", "tag": 107, "trunks": []}
     assert want["et8"] == {"vlan_mode": "dot1q-tunnel", "tag": 108, "trunks": [], "qinq_ethtype": "802.1q"}
     assert want["et25"] == {"vlan_mode": "native-untagged", "tag": 1, "trunks": [107, 108, 110]}
-    assert eos_ext.apply_startup(sw, "interface Ethernet25\n   switchport dot1q ethertype 0x88a8\n") == []
-    assert eos_ext.desired_ovs_ports(sw.sc, pm)["et8"]["qinq_ethtype"] == "802.1ad"
-    from harmless.lab.fakeswitch import vsctl_argv
-    argv = vsctl_argv("unix:/x", {"et8": eos_ext.desired_ovs_ports(sw.sc, pm)["et8"]})
+    assert eos_emu.apply_startup(sw, "interface Ethernet25\n   switchport dot1q ethertype 0x88a8\n") == []
+    assert eos_emu.desired_ovs_ports(sw.sc, pm)["et8"]["qinq_ethtype"] == "802.1ad"
+    from harmless.emulators.dataplane import vsctl_argv
+    argv = vsctl_argv("unix:/x", {"et8": eos_emu.desired_ovs_ports(sw.sc, pm)["et8"]})
     assert argv[-5:] == ["et8", "vlan_mode=dot1q-tunnel", "tag=108", "trunks=[]", "other_config:qinq-ethtype=802.1ad"]

@@ -218,12 +218,12 @@ def _port(mode=None, access=None, trunk=None, native=None):
     (_port("trunk", trunk=[]), {"vlan_mode": "native-untagged", "tag": 1, "trunks": [1]}),
 ])
 def test_port_ovs_state(port, state):
-    from harmless.lab.fakeswitch import port_ovs_state
+    from harmless.emulators.dataplane import port_ovs_state
     assert port_ovs_state(port) == state
 
 
 def test_desired_ovs_ports_and_vsctl_argv():
-    from harmless.lab.fakeswitch import desired_ovs_ports, vsctl_argv
+    from harmless.emulators.dataplane import desired_ovs_ports, vsctl_argv
     ports = {"FastEthernet0/7": _port("access", 107), "GigabitEthernet0/1": _port("trunk", trunk=[107, 110])}
     sc = SimpleNamespace(get_port=ports.get)
     desired = desired_ovs_ports(sc, {"FastEthernet0/7": "fa0-7", "GigabitEthernet0/1": "gi0-1"})
@@ -238,7 +238,7 @@ def test_desired_ovs_ports_and_vsctl_argv():
 
 
 def test_ovs_sync_applies_only_changes_in_one_transaction():
-    from harmless.lab.fakeswitch import OvsSync
+    from harmless.emulators.dataplane import OvsSync
     p7 = _port("access", 107)
     sc = SimpleNamespace(get_port={"FastEthernet0/7": p7, "FastEthernet0/8": _port()}.get)
     calls = []

@@ -8,7 +8,7 @@ fake_switches = pytest.importorskip("fake_switches", reason="fake_switches is no
 from fake_switches import switch_factory  # noqa: E402
 from fake_switches.cisco.command_processor.piping import PipingProcessor  # noqa: E402
 
-from harmless.lab import ios_ext  # noqa: E402
+from harmless.emulators import ios as ios_emu  # noqa: E402
 
 STARTUP = """\
 vtp mode transparent
@@ -57,12 +57,12 @@ class _Term:
 
 @pytest.fixture
 def cli():
-    ios_ext.install()
+    ios_emu.install()
     core = switch_factory.SwitchFactory().get("cisco_2960_24TT_L", "sw9", "pw")
     term = _Term()
     proc = core.new_command_processor()
-    proc.init(core.switch_configuration, term, logging.getLogger("test.ios_ext"), PipingProcessor(logging.getLogger("p")))
-    assert ios_ext.apply_config_text(proc, STARTUP) == []
+    proc.init(core.switch_configuration, term, logging.getLogger("test.ios_emu"), PipingProcessor(logging.getLogger("p")))
+    assert ios_emu.apply_config_text(proc, STARTUP) == []
 
     def run(*lines):
         for line in lines:
@@ -71,11 +71,11 @@ def cli():
 
     run.sc = core.switch_configuration
     yield run
-    ios_ext.set_reject_patterns([])
+    ios_emu.set_reject_patterns([])
 
 
 def test_running_config_vlans_sorted_and_routes_kept(cli):
-    text = ios_ext.running_config_text(cli.sc)
+    text = ios_emu.running_config_text(cli.sc)
     assert text.index("vlan 100") < text.index("vlan 101")
     assert "ip route 198.51.100.0 255.255.255.0 192.0.2.254" in text
     assert " ip address 192.0.2.1 255.255.255.0" in text
@@ -94,7 +94,7 @@ def test_configure_replace_round_trips_byte_for_byte(cli):
 
 
 def test_incremental_diff_and_copy_merge(cli):
-    ios_ext.flash(cli.sc)["m.txt"] = "vlan 100\n name users\ninterface FastEthernet0/7\n switchport access vlan 107\n"
+    ios_emu.flash(cli.sc)["m.txt"] = "vlan 100\n name users\ninterface FastEthernet0/7\n switchport access vlan 107\n"
     diff = cli("show archive config incremental-diffs flash:/m.txt ignorecase")
     assert "interface FastEthernet0/7\n switchport access vlan 107" in diff and "vlan 100" not in diff
     cli("copy flash:/m.txt running-config")
@@ -102,11 +102,11 @@ def test_incremental_diff_and_copy_merge(cli):
 
 
 def test_reject_hook_interactive_and_in_copy(cli):
-    ios_ext.set_reject_patterns([r"^spanning-tree"])
+    ios_emu.set_reject_patterns([r"^spanning-tree"])
     out = cli("configure terminal", "interface FastEthernet0/9", "spanning-tree portfast", "description ok", "end")
     assert "% Invalid input detected at '^' marker." in out
     assert cli.sc.get_port("FastEthernet0/9").description == "ok"
-    ios_ext.flash(cli.sc)["bad.txt"] = "vlan 300\n!\nspanning-tree mode rapid-pvst\nvlan 301\n"
+    ios_emu.flash(cli.sc)["bad.txt"] = "vlan 300\n!\nspanning-tree mode rapid-pvst\nvlan 301\n"
     out = cli("copy flash:/bad.txt running-config")
     assert "spanning-tree mode rapid-pvst\n   ^\n% Invalid input detected at '^' marker." in out
     assert cli.sc.get_vlan(300) and cli.sc.get_vlan(301)              # IOS goes on after a bad line

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 
 from fake_switches.cisco.command_processor import enabled as _enabled
@@ -50,6 +51,9 @@ from fake_switches.command_processing.base_command_processor import BaseCommandP
 from fake_switches.command_processing.piping_processor_base import NotPipingProcessor
 from fake_switches.switch_configuration import AggregatedPort, VlanPort, split_port_name
 from fake_switches.terminal import NoopTerminalController
+
+from harmless.emulators.dataplane import OvsSync, list_ports
+from harmless.emulators.process import run_reactor, write_json
 
 log = logging.getLogger(__name__)
 
@@ -862,7 +866,7 @@ def _fresh_processor(sc, fallback=None):
     """A new exec processor on ``sc`` that writes nowhere (for work the device does by itself)."""
     factory = getattr(sc, "_new_processor", None)
     proc = factory() if factory else fallback
-    proc.init(sc, NoopTerminalController(), logging.getLogger("harmless.lab.ios_ext.device"), NotPipingProcessor())
+    proc.init(sc, NoopTerminalController(), logging.getLogger("harmless.emulators.ios.device"), NotPipingProcessor())
     return proc
 
 
@@ -1486,3 +1490,89 @@ def install_preflight_features() -> None:
         setattr(ConfigInterfaceCommandProcessor, f"do_{name}", do)
         setattr(ConfigInterfaceCommandProcessor, f"do_no_{name}", undo)
     EnabledCommandProcessor.do_show = do_show_ext
+
+
+# ----------------------------------------------------------------------------- lab process
+#: fake-switches model of the emulated Catalyst (FastEthernet0/1-24, GigabitEthernet0/1-2)
+MODEL = "cisco_2960_24TT_L"
+
+
+def serve(args, password: str, port_map: dict[str, str]) -> int:
+    """Run the emulated IOS switch for ``python -m harmless.emulators.fakeswitch`` until SIGTERM.
+
+    SSH on ``--listen-host:--listen-port`` (fake-switches' Twisted conch transport) with this module's
+    extensions installed, the startup config applied, the fault-injection hooks set from ``args``, the OVS data
+    plane kept in sync (:class:`harmless.emulators.dataplane.OvsSync`) and the mapped ports' link state polled
+    every second (``show interfaces`` follows a pulled lab cable).
+
+    Returns:
+        Exit status (2: bad startup config or port map, 1: cannot listen, 0 after SIGTERM).
+    """
+    from fake_switches import switch_factory
+    from fake_switches.transports.ssh_service import SwitchSshService
+    from twisted.internet import reactor, task
+    from twisted.internet.error import CannotListenError
+
+    install()
+    core = switch_factory.SwitchFactory().get(MODEL, args.hostname, password)  # enable secret: str
+    sc = core.switch_configuration
+    set_platform(sc, args.platform)
+    set_session_port(sc, args.session_port)
+    sc._archive_user = args.username             # who owns a commit-confirm (show archive config rollback timer)
+    sc._new_processor = core.new_command_processor
+    unknown = [i for i in port_map if sc.get_port(i) is None]
+    if unknown:
+        log.error("--port-map names interfaces the %s does not have: %s", MODEL, ", ".join(unknown))
+        return 2
+    if args.startup_config:
+        proc = core.new_command_processor()
+        quiet = logging.getLogger("harmless.emulators.ios.startup")
+        quiet.setLevel(logging.WARNING)
+        proc.init(sc, NoopTerminalController(), quiet, NotPipingProcessor())
+        bad = apply_config_text(proc, args.startup_config.read_text())
+        if bad:
+            log.error("startup config %s: rejected lines: %s", args.startup_config, bad)
+            return 2
+        log.info("startup config %s applied", args.startup_config)
+    set_reject_patterns(args.reject)
+    set_drop_patterns(args.drop_session_on)
+    set_minute_seconds(args.minute_seconds)
+    set_fault_file(args.fault_file)
+    if args.drop_session_on:
+        log.info("fault injection: dropping the SSH session after exec commands matching %s", args.drop_session_on)
+    if args.reject:
+        log.info("fault injection: rejecting config lines matching %s", args.reject)
+
+    status = {"hostname": args.hostname, "model": MODEL, "platform": args.platform, "listen_host": args.listen_host,
+              "listen_port": args.listen_port, "pid": os.getpid(), "ovs": None}
+    sync = None
+    if args.ovs_db and port_map:
+        def on_change(state):
+            status["ovs"] = state
+            write_json(args.status_file, status)
+
+        sync = OvsSync(sc, port_map, args.ovs_db, on_change=on_change)
+        rc, out = list_ports(args.ovs_db, args.bridge)
+        missing = sorted(set(port_map.values()) - set(out.split())) if rc == 0 else []
+        if rc != 0 or missing:
+            log.warning("ovs: bridge %s: %s", args.bridge,
+                        f"missing ports {missing}" if rc == 0 else f"cannot list ports ({out.strip()})")
+
+    try:
+        SwitchSshService(args.listen_host, port=args.listen_port, switch_core=core,
+                         users={args.username: password.encode()}).hook_to_reactor(reactor)
+    except CannotListenError as exc:
+        log.error("cannot listen on %s:%s (%s)", args.listen_host, args.listen_port, exc.socketError)
+        return 1
+    if sync is not None:
+        task.LoopingCall(sync.tick).start(args.sync_interval, now=True)
+
+        def links():
+            from twisted.internet import threads
+            d = threads.deferToThread(sync.poll_links)
+            d.addCallback(set_oper_down)
+            d.addErrback(lambda f: log.error("ovs: link poll failed: %s", f.getErrorMessage()))
+            return d
+        task.LoopingCall(links).start(1.0, now=True)
+    return run_reactor(reactor, args, status, f"listening on {args.listen_host}:{args.listen_port}")
+

@@ -6,7 +6,7 @@ running config with VLANs only. It has no ``show version`` (NAPALM ``open()`` fa
 access``/``access vlan``/``dot1q-tunnel``, no configuration sessions, no text diffs, no commit timer, no
 ``configure replace``, and its eAPI accepts any password. Its command processors are too thin to extend
 one by one, so this module keeps fake-switches' configuration model (``SwitchConfiguration``/``Port``/``Vlan``,
-which :mod:`harmless.lab.fakeswitch` already mirrors onto OVS) and replaces the command side:
+which :mod:`harmless.emulators.dataplane` already mirrors onto OVS) and replaces the command side:
 
 eAPI (``POST /command-api``, JSON-RPC 2.0, ``format`` json|text, HTTP basic auth checked)
     ``enable``, ``show version|hostname|interfaces|vlan|running-config|startup-config``,
@@ -40,6 +40,8 @@ from collections.abc import Callable
 
 from fake_switches.switch_configuration import Port, SwitchConfiguration, Vlan
 
+from harmless.emulators import dataplane
+from harmless.emulators.process import run_reactor, write_json
 from harmless.switch_drivers.eos.vids import format_vid_ranges, parse_vid_ranges
 
 log = logging.getLogger(__name__)
@@ -627,7 +629,7 @@ def eapi_resource(sw: EosSwitch, username: str, password: str):
 
 # ----------------------------------------------------------------------------- data plane (pure)
 def desired_ovs_ports(sc: SwitchConfiguration, port_map: dict[str, str]) -> dict[str, dict]:
-    """Like :func:`harmless.lab.fakeswitch.desired_ovs_ports`, plus the outer TPID of dot1q-tunnel ports.
+    """Like :func:`harmless.emulators.dataplane.desired_ovs_ports`, plus the outer TPID of dot1q-tunnel ports.
 
     On EOS the S-tag TPID is a property of the trunk (``switchport dot1q ethertype``, default 0x8100); OVS sets
     it on the tunnel port (``other_config:qinq-ethtype``, default 802.1ad = 0x88a8). A tunnel port gets
@@ -636,9 +638,7 @@ def desired_ovs_ports(sc: SwitchConfiguration, port_map: dict[str, str]) -> dict
     Returns:
         ``{ovs port: {"vlan_mode", "tag", "trunks"[, "qinq_ethtype"]}}``.
     """
-    from harmless.lab import fakeswitch as fs
-
-    out = fs.desired_ovs_ports(sc, port_map)
+    out = dataplane.desired_ovs_ports(sc, port_map)
     trunks = [p for p in sc.ports if p.mode == "trunk" and not p.vendor_specific.get("routed")]
     for iface, ovs_name in port_map.items():
         p = sc.get_port(iface)
@@ -652,23 +652,8 @@ def desired_ovs_ports(sc: SwitchConfiguration, port_map: dict[str, str]) -> dict
 
 
 # ----------------------------------------------------------------------------- lab process
-def ovs_link_states(db: str, names: list[str]) -> dict[str, bool] | None:
-    """``{OVS interface: link up}`` for ``names`` (one ``ovs-vsctl`` call; None when it failed)."""
-    import subprocess
-
-    try:
-        res = subprocess.run(["ovs-vsctl", f"--db={db}", "--timeout=5", "--format=json", "--columns=name,link_state",
-                              "list", "Interface", *names], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if res.returncode != 0:
-        return None
-    rows = json.loads(res.stdout)["data"]
-    return {name: state == "up" for name, state in rows}
-
-
 def serve(args, password: str, port_map: dict[str, str]) -> int:
-    """Run the emulated EOS switch for ``python -m harmless.lab.fakeswitch --vendor eos`` until SIGTERM.
+    """Run the emulated EOS switch for ``python -m harmless.emulators.fakeswitch --vendor eos`` until SIGTERM.
 
     eAPI over plain HTTP on ``--listen-host:--listen-port`` (NAPALM ``optional_args={"transport": "http"}``);
     startup config, OVS sync (:func:`desired_ovs_ports`: dot1q-tunnel ports get the trunk's S-tag TPID),
@@ -685,8 +670,6 @@ def serve(args, password: str, port_map: dict[str, str]) -> int:
     from twisted.internet import reactor, task, threads
     from twisted.internet.error import CannotListenError
     from twisted.web.server import Site
-
-    from harmless.lab import fakeswitch as fs
 
     sc = new_configuration(args.hostname)
     unknown = [i for i in port_map if sc.get_port(i) is None]
@@ -708,9 +691,9 @@ def serve(args, password: str, port_map: dict[str, str]) -> int:
     if args.ovs_db and port_map:
         def on_change(state):
             status["ovs"] = state
-            fs._write_json(args.status_file, status)
+            write_json(args.status_file, status)
 
-        sync = fs.OvsSync(sc, port_map, args.ovs_db, on_change=on_change)
+        sync = dataplane.OvsSync(sc, port_map, args.ovs_db, on_change=on_change)
         sync.pending = lambda: {p: st for p, st in desired_ovs_ports(sc, port_map).items()
                                 if sync.applied.get(p) != st}
         by_ovs = {v: k for k, v in port_map.items()}
@@ -720,7 +703,7 @@ def serve(args, password: str, port_map: dict[str, str]) -> int:
             if busy["link"]:
                 return
             busy["link"] = True
-            d = threads.deferToThread(ovs_link_states, args.ovs_db, list(by_ovs))
+            d = threads.deferToThread(dataplane.ovs_link_states, args.ovs_db, list(by_ovs))
 
             def done(states):
                 busy["link"] = False
@@ -737,4 +720,4 @@ def serve(args, password: str, port_map: dict[str, str]) -> int:
     except CannotListenError as exc:
         log.error("cannot listen on %s:%s (%s)", args.listen_host, args.listen_port, exc.socketError)
         return 1
-    return fs.serve(reactor, args, status, f"eAPI on http://{args.listen_host}:{args.listen_port}/command-api")
+    return run_reactor(reactor, args, status, f"eAPI on http://{args.listen_host}:{args.listen_port}/command-api")

@@ -10,19 +10,19 @@ fake_switches = pytest.importorskip("fake_switches", reason="fake_switches is no
 from fake_switches import switch_factory  # noqa: E402
 from fake_switches.cisco.command_processor.piping import PipingProcessor  # noqa: E402
 
-from harmless.lab import ios_ext  # noqa: E402
-from tests.drivers.test_ios_ext import _Term  # noqa: E402  (the same capturing terminal)
+from harmless.emulators import ios as ios_emu  # noqa: E402
+from tests.drivers.test_ios_emulator import _Term  # noqa: E402  (the same capturing terminal)
 from harmless.switch_drivers.ios.driver import session_port_of  # noqa: E402
 from harmless.switch_drivers.ios.model import parse_model, vtp_mode_of  # noqa: E402
 
 
 def make_cli(platform="2960"):
-    ios_ext.install()
+    ios_emu.install()
     core = switch_factory.SwitchFactory().get("cisco_2960_24TT_L", "sw9", "pw")
-    ios_ext.set_platform(core.switch_configuration, platform)
+    ios_emu.set_platform(core.switch_configuration, platform)
     term = _Term()
     proc = core.new_command_processor()
-    proc.init(core.switch_configuration, term, logging.getLogger("test.ios_ext"),
+    proc.init(core.switch_configuration, term, logging.getLogger("test.ios_emu"),
               PipingProcessor(logging.getLogger("p")))
 
     def run(*lines):
@@ -35,13 +35,13 @@ def make_cli(platform="2960"):
 
 
 def model(cli):
-    return parse_model(ios_ext.running_config_text(cli.sc), {"show vtp status": cli("show vtp status")})
+    return parse_model(ios_emu.running_config_text(cli.sc), {"show vtp status": cli("show vtp status")})
 
 
 def test_factory_default_is_a_vtp_server_that_keeps_vlans_out_of_the_running_config():
     cli = make_cli()
     cli("configure terminal", "vlan 107", "name harmless-sw9-p7", "end")
-    text = ios_ext.running_config_text(cli.sc)
+    text = ios_emu.running_config_text(cli.sc)
     assert "vlan 107" not in text and "vtp" not in text
     assert "spanning-tree mode pvst" in text
     assert cli.sc.get_vlan(107).name == "harmless-sw9-p7"                  # in vlan.dat (show vlan)
@@ -58,7 +58,7 @@ def test_factory_default_is_a_vtp_server_that_keeps_vlans_out_of_the_running_con
 def test_vtp_modes_read_back_like_ios():
     cli = make_cli()
     cli("configure terminal", "vtp domain CORP", "vtp mode transparent", "vlan 10,20,30", "vlan 2000", "end")
-    text = ios_ext.running_config_text(cli.sc)
+    text = ios_emu.running_config_text(cli.sc)
     assert "vtp domain CORP\nvtp mode transparent\n" in text
     assert all(f"vlan {v}\n" in text for v in (10, 20, 30, 2000))
     m = model(cli)
@@ -69,7 +69,7 @@ def test_vtp_modes_read_back_like_ios():
     assert "VTP VLAN configuration not allowed when device is in CLIENT mode." in out and cli.sc.get_vlan(40) is None
     assert model(cli).vtp_mode == "client"
     cli("configure terminal", "vtp mode off", "end")
-    assert "vtp mode off" in ios_ext.running_config_text(cli.sc) and model(cli).vtp_mode == "off"
+    assert "vtp mode off" in ios_emu.running_config_text(cli.sc) and model(cli).vtp_mode == "off"
     cli("configure terminal", "no vtp mode", "end")
     assert model(cli).vtp_mode == "server"
 
@@ -79,7 +79,7 @@ def test_port_channels_read_back_as_written():
     cli("configure terminal", "vtp mode transparent", "interface FastEthernet0/23", "switchport mode trunk",
         "channel-group 1 mode on", "interface FastEthernet0/24", "switchport mode trunk", "channel-group 1 mode on",
         "interface FastEthernet0/22", "channel-group 2 mode active", "end")
-    text = ios_ext.running_config_text(cli.sc)
+    text = ios_emu.running_config_text(cli.sc)
     assert " channel-group 1 mode on" in text and " channel-group 2 mode active" in text
     assert text.index("interface Port-channel1") < text.index("interface FastEthernet0/1\n")
     assert "interface Port-channel2" in text
@@ -106,7 +106,7 @@ def test_voice_port_security_and_dot1x_lines():
         "interface FastEthernet0/3", "switchport mode access", "switchport port-security",
         "switchport port-security mac-address sticky", "switchport port-security mac-address sticky 0011.2233.4455",
         "end")
-    text = ios_ext.running_config_text(cli.sc)
+    text = ios_emu.running_config_text(cli.sc)
     assert " switchport mode access\n switchport voice vlan 11\n" in text
     assert " authentication port-control auto\n mab\n dot1x pae authenticator\n" in text
     assert " switchport port-security mac-address sticky 0011.2233.4455" in text
@@ -130,7 +130,7 @@ def test_routed_port_only_on_the_3750():
     assert "% IP addresses may not be configured on L2 links." in out
     cli("configure terminal", "vtp mode transparent", "interface GigabitEthernet0/2", "no switchport",
         "ip address 10.0.0.1 255.255.255.252", "end")
-    text = ios_ext.running_config_text(cli.sc)
+    text = ios_emu.running_config_text(cli.sc)
     assert "interface GigabitEthernet0/2\n no switchport\n ip address 10.0.0.1 255.255.255.252\n" in text
     assert model(cli).port("GigabitEthernet0/2").mode == "routed"
     # configure replace back to a switched port works (no switchport is undone by "switchport")
@@ -150,7 +150,7 @@ def test_session_port_lookup_through_the_emulator():
 
     look = (lambda ip: show(f"show ip arp {ip}"), lambda mac: show(f"show mac address-table address {mac}"))
     assert session_port_of(show("show users"), *look, names) is None          # loopback session: unknown
-    ios_ext.set_session_port(cli.sc, "GigabitEthernet0/2")
+    ios_emu.set_session_port(cli.sc, "GigabitEthernet0/2")
     assert session_port_of(show("show users"), *look, names) == "GigabitEthernet0/2"
 
 

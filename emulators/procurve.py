@@ -1,6 +1,6 @@
 """A tiny emulated HPE ProCurve / Aruba-OS switch CLI over SSH, enough for netmiko ``hp_procurve``.
 
-Run as ``python -m harmless.lab.procurve_cli --listen-port 2301 --password-file F [--hostname sw2]
+Run as ``python -m harmless.emulators.procurve --listen-port 2301 --password-file F [--hostname sw2]
 [--ports 28] [--startup-config F] [--reject REGEX ...] [--log-file F]``; prints ``ready`` once SSH listens.
 
 What it emulates (ProCurve 16.x behaviour, VLAN-centric): login banner with "Press any key to continue", a
@@ -20,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-log = logging.getLogger("harmless.lab.procurve_cli")
+log = logging.getLogger("harmless.emulators.procurve")
 
 
 class ProcurveState:
@@ -204,7 +204,7 @@ class _Adapter:
 
 def main(argv: list[str] | None = None) -> int:
     """Run until SIGTERM. Exit status 2 on bad arguments or a rejected startup config."""
-    p = argparse.ArgumentParser(prog="python -m harmless.lab.procurve_cli", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m harmless.emulators.procurve", description=__doc__.splitlines()[0])
     p.add_argument("--hostname", default="sw2")
     p.add_argument("--listen-host", default="127.0.0.1")
     p.add_argument("--listen-port", type=int, required=True)
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         password = args.password_file.read_text().splitlines()[0]
     except (OSError, IndexError):
-        print(f"procurve_cli: cannot read a password from {args.password_file}", file=sys.stderr)
+        print(f"procurve: cannot read a password from {args.password_file}", file=sys.stderr)
         return 2
     logging.basicConfig(filename=args.log_file, level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in args.startup_config.read_text().splitlines():
             out = sess.execute(line.strip())
             if out:
-                print(f"procurve_cli: startup config line {line.strip()!r}: {out}", file=sys.stderr)
+                print(f"procurve: startup config line {line.strip()!r}: {out}", file=sys.stderr)
                 return 2
             if sess.context is None:
                 sess.context = "config"
