@@ -100,7 +100,7 @@ def test_refused_line_leaves_the_original(rejecting_procurve):
         assert PASSWORD not in msg
 
 
-def test_harmless_ports_online_reads_the_device(procurve, tmp_path):
+def test_harmless_ports_online_reads_the_device(procurve, rejecting_procurve, tmp_path):
     """``harmless ports -i`` logs in over SSH (netmiko), reads the running config and prints its port model;
     the same text saved and read offline gives the same object."""
     import json
@@ -134,10 +134,16 @@ def test_harmless_ports_online_reads_the_device(procurve, tmp_path):
     off = CliRunner().invoke(main, ["ports", "--driver", "procurve", "--config", str(saved), "--json"], env={})
     assert off.exit_code == 0 and json.loads(off.stdout) == got
     two = yaml.safe_load(inv.read_text())
-    # the same emulated device by another name for its address (one device listed twice is refused by validation)
-    two["switches"].append(dict(two["switches"][0], name="sw2b", host="localhost",
-                                trunks=[dict(two["switches"][0]["trunks"][0], server_interface="hl-sw2b-trk")]))
-    inv.write_text(yaml.safe_dump(two))
+    # the same emulated device by another name for its address: one device listed twice is refused by validation
+    twice = dict(two["switches"][0], name="sw2b", host="localhost",
+                 trunks=[dict(two["switches"][0]["trunks"][0], server_interface="hl-sw2b-trk")])
+    inv.write_text(yaml.safe_dump({"switches": [two["switches"][0], twice]}))
+    dup = CliRunner().invoke(main, ["ports", "-i", str(inv), "--json"], env={})
+    assert dup.exit_code == 2 and "same device as switches[0]" in dup.stderr, dup.stderr
+    # a second device (the module's other emulator): several switches print {name: object}
+    inv.write_text(yaml.safe_dump({"switches": [two["switches"][0], dict(twice, port=rejecting_procurve)]}))
     both = CliRunner().invoke(main, ["ports", "-i", str(inv), "--json"], env={})
     assert both.exit_code == 0, both.stderr
-    assert json.loads(both.stdout) == {"sw2": got, "sw2b": got}                 # several switches: {name: object}
+    with _drv(rejecting_procurve) as drv:
+        other = parse_model("procurve", drv.running_config()).to_json_dict()
+    assert json.loads(both.stdout) == {"sw2": got, "sw2b": other}                # several switches: {name: object}                 # several switches: {name: object}
