@@ -66,7 +66,7 @@ class Vm(BaseModel):
     def _m(cls, v):
         v = v.lower()
         if not MAC_RE.match(v) or int(v[:2], 16) & 1 or v == "00:00:00:00:00:00":
-            raise ValueError("mac: a unicast MAC like 52:54:00:11:00:01")
+            raise ValueError("a unicast MAC like 52:54:00:11:00:01")
         return v
 
     @field_validator("ip")
@@ -75,9 +75,9 @@ class Vm(BaseModel):
         try:
             i = ipaddress.IPv4Interface(v)
         except ValueError:
-            raise ValueError("ip: an IPv4 address with prefix, like 10.0.0.1/24") from None
+            raise ValueError("an IPv4 address with prefix, like 10.0.0.1/24") from None
         if "/" not in v:
-            raise ValueError("ip: give the prefix length too, like 10.0.0.1/24")
+            raise ValueError("give the prefix length too, like 10.0.0.1/24")
         return str(i)
 
     @property
@@ -112,7 +112,7 @@ class Registry(BaseModel):
     @classmethod
     def _name(cls, v):
         if not LAB_RE.match(v):
-            raise ValueError("name: 1-4 lowercase letters/digits (namespaces are hv<name>-...)")
+            raise ValueError("1-4 lowercase letters/digits (namespaces are hv<name>-...)")
         return v
 
     @field_validator("servers")
