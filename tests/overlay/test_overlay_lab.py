@@ -133,6 +133,9 @@ def test_vids_host_based_and_in_flows(ov):
     for s, m in vids.items():
         assert len(set(m.values())) == len(m) and all(2 <= v <= 4094 for v in m.values())
         assert set(m) == {v for v, loc in st["where"].items() if loc[0] == s}
+    fdb = {(vlan, mac) for _, vlan, mac in M.legacy_fdb(ov)}
+    for s, m in vids.items():      # FDB priming: the core learnt each server's MAC in each VID it owns
+        assert {(v, st["servers"][s]["mac"]) for v in m.values()} <= fdb
     values = [set(m.values()) for m in vids.values()]
     assert set.intersection(*values), "host-based: the same VID is used on several servers"
     for s, m in vids.items():
