@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -292,7 +293,19 @@ def start_controller(lab: str) -> int:
 def stop_controller(lab: str) -> None:
     """Stop the lab's controller (process group; idempotent)."""
     pidf = lab_dir(lab) / "controller.pid"
-    stop_pid_file(pidf)
+    try:
+        pid = int(pidf.read_text())
+        os.killpg(pid, signal.SIGTERM)
+        end = time.monotonic() + 5
+        while time.monotonic() < end:       # reap it if this process started it (else a zombie looks alive)
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+            os.kill(pid, 0)
+            time.sleep(0.1)
+    except (OSError, ValueError):
+        pass
+    stop_pid_file(pidf)                     # SIGKILL whatever is left (no-op when gone)
     pidf.unlink(missing_ok=True)
 
 

@@ -27,6 +27,8 @@ What it does (paper Sec. III and V):
     server's edge switch sends one small broadcast frame (ethertype 0x88b5, IEEE 802 local experimental) per VID it
     owns, from its own MAC, at every change and every 60 s (below the 300 s default FDB ageing time): the core then
     unicasts instead of flooding. Other servers drop these frames (no flow matches them).
+  * Locations are saved too (``where.json``): after a restart, the VMs of servers that have not reconnected yet keep
+    their last known place, so the first audits do not remove flows towards them.
   * ``status.json`` (atomic, 0600) is rewritten after every change: connected servers, flows, audits, VIDs, where,
     ARP counters, migrations.
 """
@@ -119,6 +121,8 @@ class EdgeOverlay(app_manager.OSKenApp):
         self.dps: dict[str, object] = {}
         self.ports: dict[str, dict[int, str]] = {}     # server -> {port_no: name}
         self.where: dict[str, tuple[str, int]] = {}
+        wp = self.state_dir / "where.json"
+        self.saved_where = {k: tuple(v) for k, v in json.loads(wp.read_text()).items()} if wp.exists() else {}
         self.installed: dict[str, set[int]] = {}
         self._dump: dict[str, set[int]] = {}
         self._ready: dict[str, set[str]] = {}
@@ -152,6 +156,11 @@ class EdgeOverlay(app_manager.OSKenApp):
                 vm = vm_of_iface(name)
                 if vm in names:
                     new[vm] = (server, no)
+        # servers not heard from since this controller started: their VMs stay where they were last seen (where.json),
+        # so an audit right after a restart does not remove the flows towards them
+        for vm, (server, no) in self.saved_where.items():
+            if server not in self.ports and vm in names and vm not in new:
+                new[vm] = (server, no)
         for vm, loc in new.items():
             old = self._last_seen.get(vm)
             if old and old[0] != loc[0]:
@@ -159,6 +168,9 @@ class EdgeOverlay(app_manager.OSKenApp):
                 self.logger.info("migration: %s %s -> %s", vm, old[0], loc[0])
         self._last_seen.update(new)
         self.where = new
+        if new != self.saved_where:
+            self.saved_where = dict(new)
+            st.write_private(self.state_dir / "where.json", json.dumps(new, indent=1, sort_keys=True))
         for vm, (server, _) in new.items():
             self.vids.allocate(server, vm)
         for server in list(self.vids.vids):

@@ -160,6 +160,31 @@ def test_migration_by_port_status(ov):
     assert s["vms"]["r3"]["at"][0] == "s1" and s["vms"]["r3"]["registry_server"] == "s1"
 
 
+def test_vm_add_remove_cli(ov):
+    from harmless.cli import main
+    run = CliRunner()
+    r = run.invoke(main, ["overlay", "vm", "add", "r4", "--tenant", "red", "--mac", "52:54:00:11:00:04",
+                          "--ip", "10.0.0.4/24", "--server", "s3", "--name", ov, "--json"])
+    assert r.exit_code == 0, r.output
+    deadline = time.monotonic() + 30
+    while "r4" not in L.status(ov).get("vids", {}).get("s3", {}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert M.ping(ov, "r1", "10.0.0.4", count=2)[1] == 2           # red now has 10.0.0.4 too ...
+    assert M.ping(ov, "b1", "10.0.0.4", count=2)[1] == 2           # ... and blue's b4 still answers blue
+    neigh = L.nsexec(L.ns(ov, "r1"), "ip", "neigh", "show", "10.0.0.4").stdout
+    assert "52:54:00:11:00:04" in neigh
+    bad = run.invoke(main, ["overlay", "vm", "add", "r5", "--tenant", "red", "--mac", "52:54:00:11:00:04",
+                            "--ip", "10.0.0.5/24", "--server", "s3", "--name", ov])
+    assert bad.exit_code == 2 and "mac" in bad.output
+    r = run.invoke(main, ["overlay", "vm", "remove", "r4", "--name", ov, "--json"])
+    assert r.exit_code == 0, r.output
+    deadline = time.monotonic() + 30
+    while "r4" in L.status(ov).get("vids", {}).get("s3", {}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "r4" not in L.status(ov)["vids"].get("s3", {}) and "r4" not in L.status(ov)["where"]
+    assert "52:54:00:11:00:04" not in L.server_ovs(ov, "s1").ofctl("-O", "OpenFlow13", "dump-flows", L.BRIDGE)
+
+
 def test_restart_audit(ov):
     o = L.server_ovs(ov, "s2")
     vids_before = L.status(ov)["vids"]
@@ -177,6 +202,9 @@ def test_restart_audit(ov):
     st = L.wait_audited(ov, 60, since=t0)
     a = st["servers"]["s2"]["audit"]
     assert (a["added"], a["removed"], a["kept"]) == (1, 1, len(cookies) - 1)
+    for s in ("s1", "s3"):          # whatever order the switches reconnect in, nothing valid is removed
+        x = st["servers"][s]
+        assert (x["audit"]["added"], x["audit"]["removed"], x["audit"]["kept"]) == (0, 0, x["flows"]), s
     after = o.ofctl("-O", "OpenFlow13", "dump-flows", L.BRIDGE)
     assert f"cookie={stale:#x}" not in after and f"cookie={victim}" in after
     kept = [ln for ln in after.splitlines() if "cookie=" in ln and f"cookie={victim}" not in ln]
