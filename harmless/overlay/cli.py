@@ -200,32 +200,43 @@ def vm_remove(vm_name, name, dry_run, as_json):
 @overlay.command("mode")
 @click.argument("mode", type=click.Choice(["overlay", "vxlan", "optimal"]))
 @_name_opt
+@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
 @_json_opt
 @handle_errors
-def mode_cmd(mode, name, as_json):
+def mode_cmd(mode, name, dry_run, as_json):
     """Switch the lab's data plane: overlay (the controller), vxlan (OVS userspace tunnels, one VNI per tenant) or
     optimal (no overlay, plain bridging; no tenant isolation) -- the paper's Table II comparison."""
     from harmless.overlay import lab
     _need_root()
     n = _lab_name(name)
-    lab.set_mode(n, mode)
-    _emit({"name": n, "mode": mode}, as_json, lambda r: out.print(f"lab {n}: mode {mode}"))
+    was = lab.info(n)["mode"]
+    if not dry_run:
+        lab.set_mode(n, mode)
+    _emit({"name": n, "mode": mode, "was": was, "dry_run": dry_run}, as_json,
+          lambda r: out.print(f"lab {n}: mode {was} -> {mode}" + (" (dry run: nothing changed)" if dry_run else "")))
 
 
 @overlay.command("down")
 @_name_opt
+@click.option("--dry-run", is_flag=True, help="List the namespaces that would be removed; change nothing.")
 @_json_opt
 @handle_errors
-def down_cmd(name, as_json):
+def down_cmd(name, dry_run, as_json):
     """Remove the lab: controller, every OVS, namespaces, files (idempotent, also after a failed up)."""
+    from pathlib import Path
+
     from harmless.overlay import lab
     _need_root()
     if name and not re.match(r"^[a-z][a-z0-9]{0,3}$", name):
         raise InputError("--name", f"{name!r} is not a lab name", "1-4 lowercase letters/digits")
     n = name or _lab_name(None)
-    found = lab.down(n)
-    _emit({"name": n, "removed": found}, as_json, lambda r: out.print(f"overlay lab {n}: "
-                                                                      + ("removed" if found else "nothing found")))
+    netns = sorted(p.name for p in Path("/run/netns").glob(f"hv{n}-*")) if Path("/run/netns").exists() else []
+    found = bool(netns) or lab.info(n) is not None
+    if not dry_run:
+        found = lab.down(n)
+    _emit({"name": n, "removed": found and not dry_run, "namespaces": netns, "dry_run": dry_run}, as_json,
+          lambda r: out.print(f"overlay lab {n}: " + (f"would remove {len(netns)} namespaces: {' '.join(netns)}"
+                                                      if dry_run else ("removed" if found else "nothing found"))))
 
 
 @overlay.command("demo")

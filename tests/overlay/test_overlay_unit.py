@@ -219,3 +219,24 @@ def test_proxy_arp_answers_within_tenant_only(reg):
     # a target that is not running (no location) gets no answer
     where = {k: v for k, v in vw.where.items() if k != "r2"}
     assert answer_arp(reg, where, "s1", port, _arp_req(r1.mac, r1.address, "10.0.0.2"))[0] is None
+
+
+# ----------------------------------------------------------------------------- CLI (no root needed)
+def test_cli_dry_run_and_bad_input(tmp_path):
+    from click.testing import CliRunner
+
+    from harmless.cli import main
+    r = CliRunner().invoke(main, ["overlay", "up", "-t", str(EXAMPLE), "--dry-run", "--json"])
+    assert r.exit_code == 0, r.output
+    plan = json.loads(r.output.strip().splitlines()[-1])
+    assert plan["dry_run"] and len(plan["vms"]) == 7 and {v["port"] for v in plan["vms"]} == {2, 3, 4}
+    bad = tmp_path / "bad.yaml"
+    d = yaml.safe_load(EXAMPLE.read_text())
+    d["tenants"][0]["vms"][0]["mac"] = "zz"
+    bad.write_text(yaml.safe_dump(d))
+    r = CliRunner().invoke(main, ["overlay", "up", "-t", str(bad), "--dry-run"])
+    assert r.exit_code == 2
+    assert f"{bad}: tenants.0.vms.0.mac" in r.output and "unicast MAC" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    r = CliRunner().invoke(main, ["overlay", "up", "-t", str(tmp_path / "missing.yaml"), "--dry-run"])
+    assert r.exit_code == 2 and "file not found" in r.output
