@@ -50,6 +50,7 @@ VNI_BASE = 5000          #: tenant k's VNI in the VXLAN lab
 
 
 def lab_dir(name: str) -> Path:
+    """The lab's folder, ``<state dir>/overlay/<name>``."""
     return st.state_dir() / "overlay" / name
 
 
@@ -60,6 +61,7 @@ def info(name: str) -> dict | None:
 
 
 def running_labs() -> list[str]:
+    """Names of the overlay labs that are up (have a ``lab.json``)."""
     d = st.state_dir() / "overlay"
     return sorted(p.parent.name for p in d.glob("*/lab.json")) if d.exists() else []
 
@@ -75,14 +77,17 @@ def server_mac(i: int) -> str:
 
 
 def server_ovs(lab: str, server: str) -> Ovs:
+    """The private OVS instance (ovsdb-server + ovs-vswitchd) of one server, in its namespace."""
     return Ovs(lab_dir(lab) / f"ovs-{server}", netns=ns(lab, server))
 
 
 def core_ovs(lab: str) -> Ovs:
+    """The legacy core's OVS instance (bridge ``br-core``, NORMAL)."""
     return Ovs(lab_dir(lab) / "ovs-core", netns=ns(lab, "core"))
 
 
 def registry(lab: str) -> Registry:
+    """The lab's current registry (``registry.json``: the topology file plus ports, updated by ``vm`` commands)."""
     return parse_registry(json.loads((lab_dir(lab) / "registry.json").read_text()), "registry.json")
 
 

@@ -207,6 +207,7 @@ def _cpu_s(pids: list[int]) -> float:
 
 
 def vswitchd_pids(lab: str) -> list[int]:
+    """PIDs of every ovs-vswitchd of the lab (servers and core)."""
     pids = []
     for d in sorted(L.lab_dir(lab).glob("ovs-*")):
         try:
@@ -257,5 +258,6 @@ def iperf(lab: str, client: str, server: str, seconds: float = 3.0, port: int = 
 
 
 def set_mtu(lab: str, vms: list[str], mtu: int) -> None:
+    """Set the MTU (bytes) of the VMs' eth0."""
     for vm in vms:
         L.nsexec(L.ns(lab, vm), "ip", "link", "set", "dev", "eth0", "mtu", str(mtu), check=True)

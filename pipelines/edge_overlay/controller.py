@@ -181,6 +181,7 @@ class EdgeOverlay(app_manager.OSKenApp):
                     self.vids.release(server, vm)
 
     def view(self) -> fl.View:
+        """What the flows are computed from (a snapshot)."""
         return fl.View(self.reg, dict(self.where), {s: dict(m) for s, m in self.vids.vids.items()}, self.server_macs)
 
     # ------------------------------------------------------------------ reconcile

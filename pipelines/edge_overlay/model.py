@@ -87,6 +87,8 @@ class Vm(BaseModel):
 
 
 class Tenant(BaseModel):
+    """One tenant: its name and VMs (an address space of its own)."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
     vms: list[Vm] = []
