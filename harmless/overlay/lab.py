@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from harmless import journal
 from harmless import state as st
 from harmless.errors import HarmlessError, InputError
@@ -69,6 +71,12 @@ def running_labs() -> list[str]:
 def ns(lab: str, what: str) -> str:
     """Namespace of a server, VM, ``core`` or ``ctl``."""
     return f"hv{lab}-{what}"
+
+
+def vm_netns(lab: str, vm: str) -> str:
+    """Namespace of a VM (a lab host's namespace for VMs on a HARMLESS server)."""
+    i = info(lab) or {}
+    return i.get("vms", {}).get(vm, {}).get("netns") or ns(lab, vm)
 
 
 def server_mac(i: int) -> str:
@@ -243,25 +251,81 @@ def _build(reg: Registry, d: Path, j, progress, wait_s: float) -> dict:
                 "--", "set", "controller", BRIDGE, "connection_mode=out-of-band")
         return s, {"index": i, "dpid": DPID_BASE | i, "mac": server_mac(i), "netns": sn}
 
-    progress(f"{len(reg.servers)} servers, each with its own OVS edge switch")
+    hl = reg.harmless.server if reg.harmless else None
+    progress(f"{len(reg.servers)} servers, each with its own OVS edge switch" + (f" ({hl}: HARMLESS)" if hl else ""))
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
-        for s, sinfo in ex.map(build_server, enumerate(reg.servers, 1)):
+        for s, sinfo in ex.map(build_server, [(i, s) for i, s in enumerate(reg.servers, 1) if s != hl]):
             lab_info["servers"][s] = sinfo
     st.write_private(d / "lab.json", json.dumps(lab_info, indent=1))
     progress(f"{len(reg.vms())} VMs")
     for tenant, v in reg.vms():
+        if v.server == hl:
+            continue
         _record(j, lab, "vm.create", vm=v.name, server=v.server)
         _make_vm(lab, v, tenant)
         lab_info["vms"][v.name] = {"tenant": tenant, "netns": ns(lab, v.name)}
     st.write_private(d / "lab.json", json.dumps(lab_info, indent=1))
+    if hl:
+        i = reg.servers.index(hl) + 1
+        lab_info["servers"][hl] = {"index": i, "dpid": DPID_BASE | i, "mac": server_mac(i), "netns": ns(lab, hl),
+                                   "uplink_port": reg.harmless.uplink_port, "by_port": True, "harmless": True}
     progress("controller (os-ken, harmless.pipelines.edge_overlay.controller)")
     conf = {"registry": str(d / "registry.json"), "state_dir": str(d),
-            "servers": {s: {"dpid": x["dpid"], "mac": x["mac"]} for s, x in lab_info["servers"].items()}}
+            "servers": {s: {k: x[k] for k in ("dpid", "mac", "uplink_port", "by_port") if k in x}
+                        for s, x in lab_info["servers"].items()}}
     st.write_private(d / "conf.json", json.dumps(conf, indent=1))
     _record(j, lab, "controller.start")
     start_controller(lab)
+    if hl:
+        _record(j, lab, "harmless.up", server=hl)
+        _build_harmless(reg, lab_info, d, progress)
+        st.write_private(d / "lab.json", json.dumps(lab_info, indent=1))
     wait_audited(lab, wait_s)
     return lab_info
+
+
+def _build_harmless(reg: Registry, lab_info: dict, d: Path, progress) -> None:
+    """The HARMLESS server: an emulated legacy switch (fake-switches IOS over SSH + its OVS data plane) whose host
+    ports are the VMs (bare-metal hosts) and whose port ``uplink_port`` is cabled to the core; ``harmless up`` (the
+    real orchestrator, NAPALM) migrates them, and the resulting ``br-of-sw1`` is this server's edge switch."""
+    from harmless import orchestrator as orch
+    from harmless.demo import free_port
+    from harmless.lab import topology as T
+    lab, hs = reg.name, reg.harmless
+    s, x = hs.server, lab_info["servers"][hs.server]
+    sn, i = ns(lab, s), x["index"]
+    _veth(sn, "mgmt", ns(lab, "ctl"), f"m-{s}")
+    _run(["ip", "-n", sn, "addr", "add", f"10.254.{i}.2/24", "dev", "mgmt"])
+    _run(["ip", "-n", ns(lab, "ctl"), "addr", "add", f"10.254.{i}.1/24", "dev", f"m-{s}"])
+    vms = [(t, v) for t, v in reg.vms() if v.server == s]
+    lname = "v" + lab
+    progress(f"{s}: emulated legacy switch (lab {lname}) with {len(vms)} bare-metal hosts")
+    x["lab"] = lname
+    hinfo = T.lab_up(T.LabSpec(name=lname, ssh_port=free_port(), hosts=tuple(v.port for _, v in vms),
+                               server_netns=sn, uplinks=((hs.uplink_port, ""),)))
+    far = T.uplink_iface(lname, hs.uplink_port)
+    _run(["ip", "link", "set", far, "netns", ns(lab, "core")])
+    _run(["ip", "-n", ns(lab, "core"), "link", "set", "dev", far, "name", s])
+    _run(["ip", "-n", ns(lab, "core"), "link", "set", "dev", s, "up"])
+    core_ovs(lab).vsctl("add-port", CORE_BRIDGE, s)
+    for t, v in vms:
+        hn = hinfo["hosts"][str(v.port)]["netns"]
+        nsexec(hn, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+        _run(["ip", "-n", hn, "addr", "flush", "dev", "eth0"])
+        _run(["ip", "-n", hn, "link", "set", "dev", "eth0", "address", v.mac])
+        _run(["ip", "-n", hn, "addr", "add", v.ip, "dev", "eth0"])
+        nsexec(hn, "ethtool", "-K", "eth0", "tx", "off")
+        lab_info["vms"][v.name] = {"tenant": t, "netns": hn}
+    inv = T.inventory(hinfo, [f"tcp:10.254.{i}.1:{reg.openflow_port}"])
+    sw = inv["switches"][0]
+    sw["access_ports"] = [T.access_iface("ios", v.port) for _, v in vms] + [
+        {"interface": T.access_iface("ios", hs.uplink_port), "qinq": True}]
+    sw["datapath_id"] = f"0x{x['dpid']:016x}"
+    p = d / "harmless-inventory.yaml"
+    st.write_private(p, yaml.safe_dump(inv, sort_keys=False))
+    progress(f"{s}: harmless up (NAPALM against the emulated switch, br-otc + br-of-sw1)")
+    with _state_in(d / "harmless"):
+        orch.up(str(p), wait_controller=30)
 
 
 def _make_vm(lab: str, v: Vm, tenant: str) -> None:
@@ -377,6 +441,9 @@ def vm_move(lab: str, name: str, to: str) -> dict:
     _, v = found
     if v.server == to:
         raise InputError("--to", f"VM {name} is already on {to}", "pick another server")
+    if reg.harmless and reg.harmless.server in (v.server, to):
+        raise InputError("vm move", f"{reg.harmless.server} is a HARMLESS server: its VMs are hosts on legacy ports",
+                         "move VMs between the other servers")
     old = v.server
     used = {x.port for _, x in reg.vms() if x.server == to}
     port = next(p for p in range(FIRST_VM_PORT, 1000) if p not in used)
@@ -440,6 +507,9 @@ def set_mode(lab: str, mode: str, progress=lambda m: None, wait_s: float = 60) -
         raise InputError("--mode", f"unknown mode {mode!r}", "overlay, vxlan or optimal")
     i = info(lab)
     reg = registry(lab)
+    if reg.harmless:
+        raise InputError("--mode", "the VXLAN/optimal comparison is not built for a lab with a HARMLESS server",
+                         "use a topology without harmless:")
     j = _journal(lab, f"overlay-mode-{mode}")
     try:
         _record(j, lab, "mode.set", mode=mode, was=i["mode"])
@@ -504,12 +574,24 @@ def down(lab: str) -> bool:
     d = lab_dir(lab)
     found = d.exists()
     stop_controller(lab)
-    def stop(o: Path) -> None:
-        with contextlib.suppress(HarmlessError):
-            Ovs(o, netns=ns(lab, o.name[4:])).stop()
+    hl = next((k for k, x in (info(lab) or {}).get("servers", {}).items() if x.get("harmless")), None)
+    from harmless.lab import topology as T
+    jobs = []
 
-    with concurrent.futures.ThreadPoolExecutor(4) as ex:         # the OVS instances are independent
-        list(ex.map(stop, sorted(d.glob("ovs-*")) if d.exists() else []))
+    def stop(o: Path, netns: str) -> None:
+        with contextlib.suppress(HarmlessError):
+            Ovs(o, netns=netns).stop()
+
+    for o in sorted(d.glob("ovs-*")) if d.exists() else []:
+        jobs.append(lambda o=o: stop(o, ns(lab, o.name[4:])))
+    # a HARMLESS server: its emulated legacy switch is destroyed, so its config is not restored (no
+    # ``harmless down``): HARMLESS's private OVS (br-otc, br-of-sw1) is stopped and the switch's lab removed
+    if hl and (d / "harmless" / "ovs").exists():
+        jobs.append(lambda: stop(d / "harmless" / "ovs", ns(lab, hl)))
+    if T.lab_info("v" + lab) or Path(f"/run/netns/hl-v{lab}-sw").exists():
+        jobs.append(lambda: T.lab_down("v" + lab))
+    with concurrent.futures.ThreadPoolExecutor(6) as ex:         # independent OVS instances and the switch lab
+        list(ex.map(lambda f: f(), jobs))
     for n in Path("/run/netns").glob(f"hv{lab}-*") if Path("/run/netns").exists() else []:
         found = True
         _run(["ip", "netns", "del", n.name], check=False)

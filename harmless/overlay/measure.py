@@ -27,7 +27,7 @@ def ping(lab: str, vm: str, ip: str, count: int = 3, interval: float = 0.2, size
     argv = ["ping", "-n", "-q", "-c", str(count), "-i", str(interval), "-W", str(wait_s), "-s", str(size)]
     if dont_fragment:
         argv += ["-M", "do"]
-    p = L.nsexec(L.ns(lab, vm), *argv, ip, timeout=count * interval + wait_s + 30)
+    p = L.nsexec(L.vm_netns(lab, vm), *argv, ip, timeout=count * interval + wait_s + 30)
     m = PING_RE.search(p.stdout)
     return (int(m.group(1)), int(m.group(2))) if m else (count, 0)
 
@@ -68,7 +68,7 @@ class Capture:
     def __enter__(self):
         for vm in self.vms:
             self.procs[vm] = subprocess.Popen(
-                ["ip", "netns", "exec", L.ns(self.lab, vm), "tcpdump", "-i", "eth0", "-e", "-n", "-l", "-p",
+                ["ip", "netns", "exec", L.vm_netns(self.lab, vm), "tcpdump", "-i", "eth0", "-e", "-n", "-l", "-p",
                  "-Q", "in", "-U"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)                  # tcpdump needs a moment before it captures
         return self
@@ -141,7 +141,7 @@ def cross_tenant_attempts(lab: str) -> dict:
 
     def one(ab):
         a, b = ab
-        n = L.ns(lab, a.name)
+        n = L.vm_netns(lab, a.name)
         if b.address not in own_ips[tenant_of[a.name]]:
             L.nsexec(n, "ip", "neigh", "replace", b.address, "lladdr", b.mac, "dev", "eth0", "nud", "permanent")
             s, r = ping(lab, a.name, b.address, count=2, interval=0.1, wait_s=1)
@@ -225,13 +225,13 @@ def iperf(lab: str, client: str, server: str, seconds: float = 3.0, port: int = 
     """
     reg = L.registry(lab)
     ip = reg.vm(server)[1].address
-    srv = subprocess.Popen(["ip", "netns", "exec", L.ns(lab, server), "iperf3", "-s", "-1", "-p", str(port)],
+    srv = subprocess.Popen(["ip", "netns", "exec", L.vm_netns(lab, server), "iperf3", "-s", "-1", "-p", str(port)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
         pids = vswitchd_pids(lab)
         c0 = _cpu_s(pids)
-        p = L.nsexec(L.ns(lab, client), "iperf3", "-c", ip, "-p", str(port), "-t", str(seconds), "-J",
+        p = L.nsexec(L.vm_netns(lab, client), "iperf3", "-c", ip, "-p", str(port), "-t", str(seconds), "-J",
                      timeout=seconds + 30)
         c1 = _cpu_s(pids)
     finally:
@@ -260,4 +260,4 @@ def iperf(lab: str, client: str, server: str, seconds: float = 3.0, port: int = 
 def set_mtu(lab: str, vms: list[str], mtu: int) -> None:
     """Set the MTU (bytes) of the VMs' eth0."""
     for vm in vms:
-        L.nsexec(L.ns(lab, vm), "ip", "link", "set", "dev", "eth0", "mtu", str(mtu), check=True)
+        L.nsexec(L.vm_netns(lab, vm), "ip", "link", "set", "dev", "eth0", "mtu", str(mtu), check=True)

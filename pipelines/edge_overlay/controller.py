@@ -4,7 +4,8 @@ Run: ``OVERLAY_CONTROLLER_CONF=<conf.json> osken-manager --ofp-tcp-listen-port 6
 harmless.pipelines.edge_overlay.controller`` (``harmless overlay up`` does this). ``conf.json``::
 
     {"registry": "<registry.json: the validated topology file>", "state_dir": "<folder for vids.json, status.json>",
-     "servers": {"s1": {"dpid": 1, "mac": "02:5e:00:00:00:01"}, ...}}
+     "servers": {"s1": {"dpid": 1, "mac": "02:5e:00:00:00:01"}, ...,
+                 "hl": {"dpid": 4, "mac": "...", "uplink_port": 24, "by_port": true}}}   # a HARMLESS br-of
 
 What it does (paper Sec. III and V):
   * **Where VMs are** comes from the edge switches themselves: a port named ``v-<vm>`` on server S's switch (port
@@ -114,6 +115,7 @@ class EdgeOverlay(app_manager.OSKenApp):
         self.servers = self.conf["servers"]
         self.by_dpid = {int(v["dpid"]): k for k, v in self.servers.items()}
         self.server_macs = {k: v["mac"].lower() for k, v in self.servers.items()}
+        self.uplinks = {k: int(v.get("uplink_port", UPLINK_PORT)) for k, v in self.servers.items()}
         self.reg_path = Path(self.conf["registry"])
         self.reg, self.reg_mtime = None, 0.0
         self._load_registry()
@@ -152,6 +154,12 @@ class EdgeOverlay(app_manager.OSKenApp):
         names = {v.name for _, v in self.reg.vms()}
         new = {}
         for server, ports in self.ports.items():
+            if self.servers[server].get("by_port"):
+                # a HARMLESS br-of: ports are legacy ports (named by the translator), VMs are found by number
+                for _, v in self.reg.vms():
+                    if v.server == server and v.port in ports:
+                        new[v.name] = (server, v.port)
+                continue
             for no, name in ports.items():
                 vm = vm_of_iface(name)
                 if vm in names:
@@ -182,7 +190,8 @@ class EdgeOverlay(app_manager.OSKenApp):
 
     def view(self) -> fl.View:
         """What the flows are computed from (a snapshot)."""
-        return fl.View(self.reg, dict(self.where), {s: dict(m) for s, m in self.vids.vids.items()}, self.server_macs)
+        return fl.View(self.reg, dict(self.where), {s: dict(m) for s, m in self.vids.vids.items()}, self.server_macs,
+                       self.uplinks)
 
     # ------------------------------------------------------------------ reconcile
     def _reconcile_all(self, cause: str) -> None:
@@ -219,7 +228,8 @@ class EdgeOverlay(app_manager.OSKenApp):
         data = prime_frame(self.server_macs[server])
         for vid in sorted(self.vids.vids.get(server, {}).values()):
             acts = [parser.OFPActionPushVlan(fl.ETH_8021Q),
-                    parser.OFPActionSetField(vlan_vid=fl.OFPVID_PRESENT | vid), parser.OFPActionOutput(UPLINK_PORT)]
+                    parser.OFPActionSetField(vlan_vid=fl.OFPVID_PRESENT | vid),
+                    parser.OFPActionOutput(self.uplinks[server])]
             dp.send_msg(parser.OFPPacketOut(datapath=dp, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
                                             actions=acts, data=data))
 
@@ -327,7 +337,7 @@ class EdgeOverlay(app_manager.OSKenApp):
         else:
             self.ports[server][p.port_no] = name
         reason = {ofp.OFPPR_ADD: "add", ofp.OFPPR_DELETE: "delete"}.get(msg.reason, "modify")
-        if vm_of_iface(name) and reason != "modify":
+        if (vm_of_iface(name) or self.servers[server].get("by_port")) and reason != "modify":
             self._reconcile_all(f"port-status {reason} {server} {name}")
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)

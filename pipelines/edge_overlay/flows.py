@@ -82,12 +82,17 @@ class View:
         where: ``{vm: (server, OpenFlow port)}`` -- learnt from the edge switches' ports (port-status/port-desc).
         vids: ``{server: {vm: VID}}`` -- host-based VIDs (1-4094, unique per server only; paper Sec. III-B).
         server_macs: ``{server: MAC of its uplink NIC}``.
+        uplinks: ``{server: uplink OpenFlow port}`` for servers whose uplink is not port 1.
     """
 
     registry: Registry
     where: dict
     vids: dict
     server_macs: dict
+    uplinks: dict = None        #: ``{server: OpenFlow port of its uplink}``; missing = 1 (a HARMLESS br-of: its legacy port)
+
+    def uplink(self, server: str) -> int:
+        return (self.uplinks or {}).get(server, UPLINK_PORT)
 
 
 def desired_flows(view: View, server: str) -> list[Flow]:
@@ -115,7 +120,7 @@ def desired_flows(view: View, server: str) -> list[Flow]:
             flows.append(_flow(P_FWD, f"{a.name} -> {b.name} via {sb} vid {vid}",
                                (("push_vlan", ETH_8021Q), ("set_field", "vlan_vid", OFPVID_PRESENT | vid),
                                 ("set_field", "eth_src", smac), ("set_field", "eth_dst", view.server_macs[sb]),
-                                ("output", UPLINK_PORT)),
+                                ("output", view.uplink(server))),
                                in_port=pa, eth_src=a.mac, eth_dst=b.mac))
     # incoming (Fig. 5): one per (local VM B, remote same-tenant VM A)
     for tb, b in located:
@@ -130,7 +135,7 @@ def desired_flows(view: View, server: str) -> list[Flow]:
             flows.append(_flow(P_FWD, f"{a.name}@{sa} -> {b.name} vid {vid}",
                                (("set_field", "eth_dst", b.mac), ("set_field", "eth_src", a.mac), ("pop_vlan",),
                                 ("output", pb)),
-                               in_port=UPLINK_PORT, eth_dst=smac, vlan_vid=OFPVID_PRESENT | vid,
+                               in_port=view.uplink(server), eth_dst=smac, vlan_vid=OFPVID_PRESENT | vid,
                                eth_src=view.server_macs[sa], eth_type=ETH_IPV4, ipv4_src=a.address))
     return flows
 

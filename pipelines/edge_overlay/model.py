@@ -52,7 +52,7 @@ class Vm(BaseModel):
     mac: str
     ip: str
     server: str
-    port: int | None = Field(None, ge=FIRST_VM_PORT, le=MAX_VM_PORT)
+    port: int | None = Field(None, ge=1, le=MAX_VM_PORT)
 
     @field_validator("name")
     @classmethod
@@ -101,6 +101,17 @@ class Tenant(BaseModel):
         return v
 
 
+class HarmlessEdge(BaseModel):
+    """Optional: one server whose edge switch is a HARMLESS ``br-of`` on an emulated legacy switch (bare-metal hosts
+    on legacy access ports are the overlay end points). Its VMs' ``port`` is their legacy port number
+    (FastEthernet0/<port>, 1-23, required); ``uplink_port`` is the legacy port cabled to the L2 core (a dot1q-tunnel
+    port, so the overlay's 802.1Q tags pass)."""
+
+    model_config = ConfigDict(extra="forbid")
+    server: str
+    uplink_port: int = Field(24, ge=1, le=24)
+
+
 class Registry(BaseModel):
     """The whole registry (the topology file). Validation errors name the field (see :func:`load_registry`)."""
 
@@ -109,6 +120,7 @@ class Registry(BaseModel):
     servers: list[str]
     tenants: list[Tenant]
     openflow_port: int = Field(6653, ge=1, le=65535)
+    harmless: HarmlessEdge | None = None
 
     @field_validator("name")
     @classmethod
@@ -150,11 +162,21 @@ class Registry(BaseModel):
                 ips[v.address] = v.name
                 if v.server not in self.servers:
                     raise ValueError(f"VM {v.name}: server {v.server!r} is not in servers")
+                if self.harmless and v.server == self.harmless.server and (
+                        v.port is None or not 1 <= v.port <= 23 or v.port == self.harmless.uplink_port):
+                    raise ValueError(f"VM {v.name}: on the HARMLESS server {v.server} a VM needs port: its legacy "
+                                     f"access port 1-23 (not the uplink {self.harmless.uplink_port})")
                 if v.port is not None:
                     if (v.server, v.port) in seen_port:
                         raise ValueError(f"VM {v.name}: port {v.port} on {v.server} is already "
                                          f"VM {seen_port[(v.server, v.port)]}'s")
                     seen_port[(v.server, v.port)] = v.name
+        if self.harmless and self.harmless.server not in self.servers:
+            raise ValueError(f"harmless.server {self.harmless.server!r} is not in servers")
+        for _, v in self.vms():
+            on_harmless = self.harmless and v.server == self.harmless.server
+            if v.port is not None and v.port < FIRST_VM_PORT and not on_harmless:
+                raise ValueError(f"VM {v.name}: port {v.port}: port 1 is the uplink; use 2-{MAX_VM_PORT}")
         return self
 
     # ---------------------------------------------------------------- lookups

@@ -73,7 +73,8 @@ def test_example_registry_has_overlapping_tenants(reg):
     (lambda d: d["tenants"][0]["vms"][0].update(server="s9"), "not in servers"),
     (lambda d: d["tenants"][0]["vms"][0].update(mac="01:00:5e:00:00:01"), "unicast MAC"),
     (lambda d: d["tenants"][0]["vms"][0].update(ip="10.0.0.1"), "prefix"),
-    (lambda d: d["tenants"][0]["vms"][0].update(port=1), "greater than or equal to 2"),
+    (lambda d: d["tenants"][0]["vms"][0].update(port=1), "port 1 is the uplink"),
+    (lambda d: d.update(harmless={"server": "s1"}), "needs port"),
     (lambda d: d.update(name="toolong"), "1-4 lowercase"),
 ])
 def test_bad_registry_names_the_field(mutate, field):
