@@ -28,6 +28,8 @@ What it does (paper Sec. III and V):
     server's edge switch sends one small broadcast frame (ethertype 0x88b5, IEEE 802 local experimental) per VID it
     owns, from its own MAC, at every change and every 60 s (below the 300 s default FDB ageing time): the core then
     unicasts instead of flooding. Other servers drop these frames (no flow matches them).
+  * Every VID allocation/release and every batch of flow adds/deletes is first appended (fsynced) to
+    ``controller-journal.jsonl``.
   * Locations are saved too (``where.json``): after a restart, the VMs of servers that have not reconnected yet keep
     their last known place, so the first audits do not remove flows towards them.
   * ``status.json`` (atomic, 0600) is rewritten after every change: connected servers, flows, audits, VIDs, where,
@@ -180,13 +182,27 @@ class EdgeOverlay(app_manager.OSKenApp):
             self.saved_where = dict(new)
             st.write_private(self.state_dir / "where.json", json.dumps(new, indent=1, sort_keys=True))
         for vm, (server, _) in new.items():
-            self.vids.allocate(server, vm)
+            if self.vids.get(server, vm) is None:
+                self._journal("vid.allocate", server=server, vm=vm)
+                self.vids.allocate(server, vm)
         for server in list(self.vids.vids):
             if server not in self.ports:
                 continue                    # not connected: its port list (and so its VMs) is unknown
             for vm in list(self.vids.vids[server]):
                 if self.where.get(vm, (None,))[0] != server:
+                    self._journal("vid.release", server=server, vm=vm, vid=self.vids.get(server, vm))
                     self.vids.release(server, vm)
+
+    def _journal(self, step: str, **data) -> None:
+        """Append one record to ``<state_dir>/controller-journal.jsonl`` and fsync it, before the change it names
+        (VID allocation/release, flow adds/deletes per switch)."""
+        rec = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "step": step, "pid": os.getpid(), **data}
+        fd = os.open(self.state_dir / "controller-journal.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, (json.dumps(rec, sort_keys=True) + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def view(self) -> fl.View:
         """What the flows are computed from (a snapshot)."""
@@ -210,6 +226,9 @@ class EdgeOverlay(app_manager.OSKenApp):
         have = self.installed.get(server, set())
         add = [f for c, f in desired.items() if c not in have]
         stale = [c for c in have if c not in desired]
+        if add or stale:
+            self._journal("flows.apply", server=server, add=[f"{f.cookie:#x}" for f in add],
+                          delete=[f"{c:#x}" for c in stale])
         for f in add:
             dp.send_msg(fl.to_ofp(f, dp))
         for c in stale:

@@ -211,4 +211,9 @@ def test_restart_audit(ov):
     assert kept and all(float(re.search(r"duration=([\d.]+)s", ln).group(1)) >= 1.0 for ln in kept), \
         "present flows must be left alone (not re-installed)"
     assert st["vids"] == vids_before
+    recs = [json.loads(ln) for ln in (L.lab_dir(ov) / "controller-journal.jsonl").read_text().splitlines()]
+    assert any(r["step"] == "flows.apply" and r["server"] == "s2" and r["add"] == [victim]
+               and r["delete"] == [f"{stale:#x}"] for r in recs), "the audit's changes are journaled first"
+    assert {(r["server"], r["vm"]) for r in recs if r["step"] == "vid.allocate"} >= {
+        (s, v) for s, m in vids_before.items() for v in m}
     assert M.ping(ov, "r1", vm(ov, "r2").address, count=2)[1] == 2
