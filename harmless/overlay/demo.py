@@ -17,6 +17,8 @@ Gbit/s and CPU-seconds per Gbit: all ovs-vswitchd of the lab + both iperf3 proce
 """
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -38,9 +40,9 @@ def run(topology: str | None = None, progress=lambda m: None, iperf_s: float = 3
     data = yaml.safe_load(src.read_text())
     if not topology:
         data["name"] = "d" + uuid.uuid4().hex[:3]
-    tmp = L.lab_dir("_demo_topologies")
-    tmp.mkdir(parents=True, exist_ok=True)
-    topo = tmp / f"{data['name']}.yaml"
+    fd, tmpname = tempfile.mkstemp(prefix="overlay-demo-", suffix=".yaml")
+    os.close(fd)
+    topo = Path(tmpname)
     topo.write_text(yaml.safe_dump(data, sort_keys=False))
     t0 = time.monotonic()
     progress(f"lab {data['name']}: up")
