@@ -158,7 +158,8 @@ def up(topology: str, progress=lambda m: None, wait_s: float = 60) -> dict:
     d = lab_dir(reg.name)
     if d.exists():
         shutil.rmtree(d)
-    d.mkdir(parents=True, mode=0o700)
+    d.parent.mkdir(exist_ok=True, mode=0o700)
+    d.mkdir(mode=0o700)
     ports = reg.ports()
     for t in reg.tenants:                           # the registry the controller reads names every VM's port
         for v in t.vms:
