@@ -499,6 +499,8 @@ def _register_components():
     main.add_command(capex)
     main.add_command(bench)
     main.add_command(oshi)
+    from harmless.overlay.cli import overlay  # edge overlay (Kawashima & Matsuo), docs/edge-overlay.md
+    main.add_command(overlay)
 
 
 if __name__ == "__main__":

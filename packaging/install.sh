@@ -10,7 +10,7 @@ export DEBIAN_FRONTEND=noninteractive
 APT_PKGS=(openvswitch-switch openvswitch-switch-dpdk dpdk dpdk-dev
   librte-mempool-ring23 librte-bus-vdev23 librte-bus-pci23 librte-net-af-packet23 librte-net-tap23
   librte-net-vhost23 librte-net-virtio23 librte-net-null23 librte-net-ring23 librte-net-memif23
-  iproute2 iputils-ping ethtool tcpdump procps frr
+  iproute2 iputils-ping ethtool tcpdump procps frr iperf3   # iperf3: harmless overlay demo (TCP throughput)
   gcc libc6-dev pkg-config)   # gcc + pkg-config: harmless bench compiles its paced generator (bench/gen/hlbgen.c)
 missing=()
 for p in "${APT_PKGS[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done

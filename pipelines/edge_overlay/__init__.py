@@ -1,0 +1,1 @@
+"""Non-tunnelling edge overlay (Kawashima & Matsuo): registry, flows, VIDs, the os-ken controller app."""
