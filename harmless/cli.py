@@ -537,6 +537,8 @@ def _register_components():
     main.add_command(capex)
     main.add_command(bench)
     main.add_command(oshi)
+    from harmless.qos.cli import qos
+    main.add_command(qos)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
 from harmless.ovs import DpdkOptions, Ovs, open_ovs
 from harmless.plan import Plan, make_plan
+from harmless.qos.live import finish as qos_live_finish, overlay as qos_overlay
 from harmless.switch_drivers import get_driver
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
 
@@ -377,6 +378,7 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
         keep_prev = [sp for sp in (prev_plan.switches if prev_plan else ()) if sp.name in failed]
         effective = Plan(tuple(sorted([*res.plan.only(committed).switches, *keep_prev],
                                       key=lambda sp: sp.index)))
+        effective, qos_live = qos_overlay(effective, prev_state)   # live `harmless qos set` values (docs/qos.md)
         # 2. server side
         progress("building br-otc and the OpenFlow bridge(s)")
         ovs = server_ovs(inv, start=False)
@@ -416,7 +418,7 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
             "ports_before": {n: p for n, p in ports_before.items() if n in kept},
             "switches": {n: r for n, r in records.items() if n in kept},
             "ovs": _ovs_ref(ovs, inv.server.datapath),
-            "phase": "up", "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "phase": "up", "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qos_live": qos_live,
         }
         j.record("state.save")
         st.save(new_state)
@@ -758,6 +760,8 @@ def recover(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> 
         if journal.is_finished(recs):
             return {"recovered": "nothing"}
         first = recs[0]
+        if first.get("op") == "qos":          # an interrupted `harmless qos set/clear`: apply what the state says
+            return qos_live_finish(recs, progress)
         try:
             s = st.load()
         except StateError:
@@ -850,7 +854,8 @@ def status(with_device: bool = True) -> dict:
                           "device_link": links.get(p.interface, "unknown"),
                           "br_of_state": c.get("br_of_state", "unknown"),
                           "blocked_by_watch": c.get("blocked_by_watch", False),
-                          "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0)})
+                          "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0),
+                          "qos": asdict(p.qos) if p.qos else None})
         out["switches"].append({"name": sp.name, "bridge": sp.bridge, "datapath_id": sp.datapath_id,
                                 "ports": ports, "controllers": ps["controllers"], "trunks": ps["trunks"],
                                 **({"error": ps["error"]} if "error" in ps else {})})
