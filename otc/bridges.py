@@ -205,9 +205,12 @@ def remove(ovs: Ovs, bridges: list[str]) -> None:
         held = held_down(ovs)
     except OvsError:
         held = set()
+    # QoS/Queue rows are root rows: destroyed explicitly (no orphans), in a transaction of their own (ovs-vsctl
+    # drops the `clear Port qos` of a port that a del-br in the same transaction deletes)
+    qos_cmds = qos_side.remove_commands(ovs)
+    if qos_cmds:
+        _vsctl_txn(ovs, qos_cmds)
     argv: list[str] = []
-    for c in qos_side.remove_commands(ovs):       # QoS/Queue rows are root rows: destroyed explicitly, no orphans
-        argv += (["--"] if argv else []) + c
     for br in [*bridges, OTC_BRIDGE]:
         argv += (["--"] if argv else []) + ["--if-exists", "del-br", br]
     for c in controller_side.tls_commands(None, controller_side.current_ssl(ovs)):

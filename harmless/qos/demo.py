@@ -147,7 +147,7 @@ def run(seconds: int = 10, name: str = "qosd", progress=lambda m: None) -> dict:
                          "reason": why}
         # live change while the flow runs
         live.set_qos("sw1", rx, egress_mbps=50, progress=progress)
-        total, change_at, interval = seconds + 6, 4.0, 0.5
+        total, change_at, interval = seconds + 7, 4.0, 0.5      # >= `seconds` measured from 2 s after the change
         progress(f"iperf3 TCP {total} s; at {change_at:g} s the egress of {rx} goes 50 -> 10 Mbit/s")
         result: dict = {}
         th = __import__("threading").Thread(target=lambda: result.update(iperf3(info, total, interval)))
