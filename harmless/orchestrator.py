@@ -816,7 +816,8 @@ def status(with_device: bool = True) -> dict:
     Returns:
         ``{"deployed": bool, "switches": [{"name", "bridge", "datapath_id", "ports": [{"interface", "ofport",
         "vid", "device_link", "br_of_state", "blocked_by_watch", "rx_packets", "tx_packets", "qos"}],
-        "controllers": [...], "trunks": {...}}]}`` (``qos``: the port's QoS or None, docs/qos.md; ``device_link`` up/down/admin-down/unknown as the device reports it; ``br_of_state``
+        "controllers": [...], "trunks": {...}}]}`` (``qos``: the port's QoS or None, docs/qos.md; ``device_link``
+        up/down/admin-down/unknown as the device reports it; ``br_of_state``
         the OpenFlow port state a controller sees, e.g. LIVE or LINK_DOWN; ``blocked_by_watch`` whether
         ``harmless watch`` holds the port link-down).
     """
