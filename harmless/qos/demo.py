@@ -9,8 +9,8 @@ port 10's **egress** (its queue on the trunk), so each measurement configures on
 3. egress with HFSC at 20 Mbit/s (when the kernel has sch_hfsc; else the reason is reported);
 4. live change: egress 50 -> 10 Mbit/s while the flow runs (``apply_ms``: journal + state + OVS; ``effective_s``:
    from the change to the end of the first 0.5 s iperf3 interval at or below 1.05 x the new rate);
-5. ovs-vswitchd CPU (utime+stime from /proc) at the same offered load (iperf3 ``-b``, below every limit) with and
-   without QoS on both ports.
+5. ovs-vswitchd CPU (utime+stime from /proc) at the same offered load (iperf3 ``-b`` 40 Mbit/s, below every
+   limit) without QoS, with only the meter (100 Mbit/s), only the queue (100 Mbit/s), and both.
 
 Measured rate = iperf3's receiver goodput (TCP payload), so a shaper at R Mbit/s of Ethernet frames shows about
 0.95 R (1448 of 1518 bytes per full frame). The result is one JSON-able dict (see :func:`run`).
@@ -173,10 +173,14 @@ def run(seconds: int = 10, name: str = "qosd", progress=lambda m: None) -> dict:
         pid = _vswitchd_pid(ovs)
         hz = os.sysconf("SC_CLK_TCK")
         cpu = {}
-        for label in ("without_qos", "with_qos"):
-            if label == "with_qos":
+        for label in ("without_qos", "ingress_only", "egress_only", "with_qos"):
+            if label == "ingress_only":
                 live.set_qos("sw1", tx, ingress_mbps=100, progress=progress)
+            elif label == "egress_only":
+                live.clear_qos("sw1", tx, progress=progress)
                 live.set_qos("sw1", rx, egress_mbps=100, progress=progress)
+            elif label == "with_qos":
+                live.set_qos("sw1", tx, ingress_mbps=100, progress=progress)
             progress(f"ovs-vswitchd CPU, iperf3 TCP {seconds} s at 40 Mbit/s offered, {label.replace('_', ' ')}")
             c0, w0 = _cpu_ticks(pid), time.monotonic()
             m = goodput_mbps(iperf3(info, seconds, bitrate="40M"))

@@ -7,13 +7,20 @@ No rate is asserted here (speed is measured by ``harmless qos demo``)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from click.testing import CliRunner
+
+from harmless import journal
 from harmless import orchestrator as orch
+from harmless.cli import main
+from harmless.errors import InputError
 from harmless import state as st
 from harmless.lab import topology as lab
 from harmless.otc import flows
@@ -21,6 +28,8 @@ from harmless.otc import qos as qos_side
 from harmless.plan import Plan
 from harmless.qos import live
 from tests.lab.conftest import make_lab
+
+pytestmark = pytest.mark.lab
 
 TX, RX = "FastEthernet0/7", "FastEthernet0/10"
 TRUNK = flows.trunk_ofport(1, 0)
@@ -130,6 +139,34 @@ def test_clear_removes_the_meter_and_its_instruction(qlab):
     assert "meter:" not in _trace(ovs, f"in_port={TRUNK},dl_vlan=107,dl_type=0x0800")
     shown = {p["interface"]: p for p in live.show()["ports"]}
     assert shown[TX]["qos"] is None and shown[RX]["source"] == "live" and shown[RX]["queue"]["id"] == 10
+
+
+def test_killed_qos_set_is_finished_by_recover(qlab):
+    ovs = _ovs()
+    env = {**os.environ, "HARMLESS_STATE_DIR": str(st.state_dir()), "HARMLESS_FAULT_AT": "server.qos:KILL"}
+    p = subprocess.run([str(Path(sys.executable).parent / "harmless"), "qos", "set", "sw1", "Fa0/10", "--egress",
+                        "40"], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == -9, p.stderr                          # killed after journaling server.qos
+    recs = journal.unfinished()
+    assert recs[-1]["step"] == "server.qos" and recs[0]["op"] == "qos"
+    assert st.load()["plan"]["switches"][0]["ports"][1]["qos"]["egress_mbps"] == 40   # state written first
+    assert _queue_rate(ovs) == "60000000"                        # OVS not yet changed
+    with pytest.raises(InputError, match="recover"):
+        live.set_qos("sw1", "Fa0/10", egress_mbps=45)
+    assert orch.recover()["recovered"] == "qos"
+    assert _queue_rate(ovs) == "40000000" and journal.is_finished(journal.unfinished())
+
+
+def test_cli_show_and_status(qlab):
+    r = CliRunner().invoke(main, ["qos", "show", "--json"])
+    assert r.exit_code == 0, r.output
+    ports = {p["interface"]: p for p in json.loads(r.output)["ports"]}
+    assert ports[RX]["qos"]["egress_mbps"] == 40 and ports[RX]["queue"]["other_config"]["max-rate"] == "40000000"
+    assert ports[TX]["meter"] is None
+    r = CliRunner().invoke(main, ["status", "--no-device"])
+    assert r.exit_code == 0 and "qos FastEthernet0/10: egress 40 Mbit/s htb" in r.output, r.output
+    r = CliRunner().invoke(main, ["qos", "set", "sw1", "Fa0/10", "--egress", "-3"])
+    assert r.exit_code == 2 and "greater than 0" in r.output
 
 
 def test_down_leaves_no_qos_or_queue_row(qlab):
