@@ -36,7 +36,7 @@ from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
 from harmless.ovs import DpdkOptions, Ovs, open_ovs
 from harmless.plan import Plan, make_plan
-from harmless.qos.live import finish as qos_live_finish, overlay as qos_overlay
+from harmless.qos.live import check_kernel as qos_check_kernel, finish as qos_live_finish, overlay as qos_overlay
 from harmless.switch_drivers import get_driver
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
 
@@ -292,6 +292,7 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
     src = inventory_path
     inv = load_inventory(inventory_path)
     _check_trunk_interfaces(inv, src)
+    qos_check_kernel(inv, src)               # issue #15: linux-hfsc needs sch_hfsc in this kernel
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         _refuse_unfinished(src)

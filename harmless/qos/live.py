@@ -70,6 +70,20 @@ def overlay(plan: Plan, prev_state: dict | None) -> tuple[Plan, dict]:
     return Plan(tuple(sps)), kept
 
 
+def check_kernel(inv, src: str) -> None:
+    """Before ``up`` changes anything: refuse ``scheduler: hfsc`` when this kernel cannot create an HFSC qdisc
+    (OVS would log the failure and leave the port unshaped). Raises InputError naming the field."""
+    from harmless.qos.model import uses_hfsc
+    if not uses_hfsc(inv):
+        return
+    ok, why = qos_side.hfsc_supported()
+    if not ok:
+        i, j = next((i, j) for i, sw in enumerate(inv.switches) for j, p in enumerate(sw.access_ports)
+                    if p.qos is not None and p.qos.scheduler == "hfsc")
+        raise InputError(f"{src}: switches[{i}].access_ports[{j}].qos.scheduler", why,
+                         "use scheduler: htb (or a kernel with CONFIG_NET_SCH_HFSC); nothing was changed")
+
+
 def apply_live(ovs, plan: Plan) -> None:
     """Make OVS enforce the plan's QoS: meters and queues first, then the translator flows (one bundle; flows that
     do not change are not touched), then unused meters are deleted. Raises OvsError."""

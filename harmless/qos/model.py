@@ -157,6 +157,7 @@ def check_inventory(inv, src: str) -> None:
     """
     for i, sw in enumerate(inv.switches):
         trunks = {sw.canonical(t.switch_port): t for t in sw.trunks}
+        schedulers: dict[str, tuple[str, int]] = {}      # one QoS row per trunk: one scheduler
         for j, p in enumerate(sw.access_ports):
             q = getattr(p, "qos", None)
             if q is None:
@@ -167,3 +168,16 @@ def check_inventory(inv, src: str) -> None:
             bad = trunk_problem(t.type, q, q.scheduler is not None)
             if bad:
                 raise InputError(f"{src}: switches[{i}].access_ports[{j}].qos.{bad[0]}", bad[1], bad[2])
+            if q.egress_mbps is not None and t.type == "system":
+                mine = q.scheduler or "htb"
+                other = schedulers.setdefault(t.server_interface, (mine, j))
+                if other[0] != mine:
+                    raise InputError(f"{src}: switches[{i}].access_ports[{j}].qos.scheduler",
+                                     f"access_ports[{other[1]}] on the same trunk uses {other[0]} (one scheduler "
+                                     "per trunk)", f"use scheduler: {other[0]} here too")
+
+
+def uses_hfsc(inv) -> bool:
+    """Whether any port of the inventory shapes egress with HFSC (a kernel feature ``up`` checks first)."""
+    return any(getattr(p, "qos", None) is not None and p.qos.scheduler == "hfsc" and p.qos.egress_mbps is not None
+               for sw in inv.switches for p in sw.access_ports)

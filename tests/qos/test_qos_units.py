@@ -14,7 +14,8 @@ from harmless.inventory import parse_inventory
 from harmless.otc import qos as q
 from harmless.otc.flows import translator_flows
 from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
-from harmless.qos.live import overlay
+from harmless import state as st
+from harmless.qos.live import check_kernel, overlay
 from harmless.qos.model import PortQos
 
 INV = """\
@@ -168,3 +169,23 @@ def test_meter_dump_parsing():
              "duration:3.1s bands:\n0: packet_count:4 byte_count:300\n")
     assert q.parse_meters(text) == {1007: {"kbps": 10000, "burst_kb": 3000}}
     assert q.parse_meters(stats) == {1007: {"packets": 12, "bytes": 900, "band_drops": 4}}
+
+
+def test_plan_round_trips_qos_through_the_state():
+    p = plan(PortQos(ingress_mbps=20, ingress_burst_kb=500), PortQos(egress_mbps=50, scheduler="hfsc"))
+    again = Plan.from_dict(st.jsonable(p.to_dict()))
+    assert again == p and again.switches[0].ports[1].qos.scheduler == "hfsc"
+    old = st.jsonable(p.to_dict())
+    for port in old["switches"][0]["ports"]:
+        del port["qos"]                                   # a state written before issue #15
+    assert Plan.from_dict(old).switches[0].ports[0].qos is None
+
+
+def test_up_refuses_hfsc_on_a_kernel_without_it(monkeypatch):
+    i = inv("{egress_mbps: 20, scheduler: hfsc}")
+    monkeypatch.setattr(q, "hfsc_supported", lambda: (False, "the kernel has no HFSC scheduler"))
+    with pytest.raises(InputError) as e:
+        check_kernel(i, "inv.yaml")
+    assert "switches[0].access_ports[1].qos.scheduler" in str(e.value) and "HFSC" in str(e.value)
+    monkeypatch.setattr(q, "hfsc_supported", lambda: (True, "ok"))
+    check_kernel(i, "inv.yaml")
