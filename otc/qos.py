@@ -9,7 +9,8 @@ For a migrated port with ``qos`` in the plan (:class:`harmless.qos.model.PortQos
   the port's trunk, selected by ``set_queue:<id>`` in the translator's ``push_vlan`` flow:
 
   - ``system`` trunks: QoS ``linux-htb`` or ``linux-hfsc`` (``ovs-vswitchd.conf.db(5)``): Queue ``max-rate`` and
-    ``min-rate`` = the rate (bit/s), ``burst`` (bit). OVS builds the kernel qdisc, one class ``1:<id+1>`` per queue.
+    ``min-rate`` = the rate (bit/s), ``burst`` (bit; default 10 ms at the rate,
+    :data:`harmless.qos.model.EGRESS_BURST_S`). OVS builds the kernel qdisc, one class ``1:<id+1>`` per queue.
     The userspace datapath sends on the trunk through an AF_PACKET socket and does not pass ``set_queue`` on as the
     packet's priority (measured: every packet lands in the default class ``1:1``), so HARMLESS also attaches one
     ``cls_bpf`` classifier per queue to the qdisc that sends frames whose outer VID is the port's VID to the queue's
@@ -110,12 +111,9 @@ def queue_config(typ: str, q: PortQos) -> list[str]:
     """``other_config`` of one Queue row as ``key=value`` strings (units: ovs-vswitchd.conf.db(5)). Pure."""
     bps = q.egress_bps
     if typ == "trtcm-policer":
-        cbs = max(2048, (q.egress_burst_kb or 0) * 125)      # bytes; DPDK needs cbs > 0 with cir > 0
+        cbs = max(2048, q.queue_burst_kb * 125)      # bytes; DPDK needs cbs > 0 with cir > 0
         return [f"cir={bps // 8}", f"cbs={cbs}", "eir=0", "ebs=0"]
-    cfg = [f"max-rate={bps}", f"min-rate={bps}"]
-    if q.egress_burst_kb:
-        cfg.append(f"burst={q.egress_burst_kb * 1000}")
-    return cfg
+    return [f"max-rate={bps}", f"min-rate={bps}", f"burst={q.queue_burst_kb * 1000}"]
 
 
 def port_config(typ: str) -> list[str]:

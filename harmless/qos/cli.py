@@ -32,7 +32,7 @@ def qos():
               help="shape what the port's host receives to this rate (Mbit/s)")
 @click.option("--ingress-burst", type=int, default=None, metavar="KBIT",
               help="meter bucket (kbit; default 300 ms at the ingress rate)")
-@click.option("--egress-burst", type=int, default=None, metavar="KBIT", help="queue burst (kbit; default OVS's)")
+@click.option("--egress-burst", type=int, default=None, metavar="KBIT", help="queue burst (kbit; default 10 ms at the egress rate)")
 @click.option("--scheduler", type=click.Choice(["htb", "hfsc"]), default=None,
               help="egress scheduler on kernel (system) trunks")
 @click.option("--dry-run", is_flag=True, help="validate and show the change; change nothing")

@@ -34,6 +34,11 @@ MAX_BURST_KB = 1_000_000
 #: default ingress burst as time at the configured rate (s): 300 ms, so that a TCP sender's window fits in the
 #: bucket at the RTTs of a LAN hairpin; how it was chosen (measured): docs/qos.md, "Bursts"
 INGRESS_BURST_S = 0.3
+#: default egress queue burst as time at the configured rate (s): 10 ms. With OVS's default (about one MTU) TCP's
+#: line-rate micro-bursts throttle the HTB class on nearly every frame, which tripled ovs-vswitchd's CPU at 40 Mbit/s
+#: through a 100 Mbit/s queue; 10 ms brought it back to the unshaped figure and kept shaping within 0.96 of the rate
+#: (measured, docs/qos.md "Bursts")
+EGRESS_BURST_S = 0.01
 #: trunk types and the egress mechanism each has (None: egress QoS cannot be enforced there)
 EGRESS_BY_TRUNK = {"system": "linux", "afxdp": None, "dpdk": "trtcm-policer", "dpdkvhostuserclient": "trtcm-policer"}
 
@@ -48,7 +53,7 @@ class QosSettings(BaseModel):
                                          description="meter bucket (kbit); default 300 ms at ingress_mbps")
     egress_mbps: float | None = Field(None, gt=0, le=MAX_MBPS, description="shape what the host receives (Mbit/s)")
     egress_burst_kb: int | None = Field(None, ge=MIN_BURST_KB, le=MAX_BURST_KB,
-                                        description="queue burst (kbit); default: OVS's (linux-htb: one MTU)")
+                                        description="queue burst (kbit); default 10 ms at egress_mbps")
     scheduler: Literal["htb", "hfsc"] | None = Field(None, description="egress scheduler on kernel trunks "
                                                      "(default htb)")
 
@@ -73,7 +78,7 @@ class PortQos:
         ingress_mbps: meter rate (Mbit/s) or None.
         ingress_burst_kb: meter burst (kbit) or None (then :data:`INGRESS_BURST_S` at the rate).
         egress_mbps: queue max-rate (Mbit/s) or None.
-        egress_burst_kb: queue burst (kbit) or None (OVS's default).
+        egress_burst_kb: queue burst (kbit) or None (then :data:`EGRESS_BURST_S` at the rate).
         scheduler: ``htb`` or ``hfsc`` (kernel trunks).
     """
 
@@ -114,14 +119,22 @@ class PortQos:
         """Queue rate in bit/s (OVS Queue ``other_config:max-rate`` unit), None without egress."""
         return None if self.egress_mbps is None else round(self.egress_mbps * 1_000_000)
 
+    @property
+    def queue_burst_kb(self) -> int | None:
+        """Queue burst in kbit: the configured one, else :data:`EGRESS_BURST_S` at the rate (at least one frame)."""
+        if self.egress_mbps is None:
+            return None
+        if self.egress_burst_kb is not None:
+            return self.egress_burst_kb
+        return max(MIN_BURST_KB, round(self.egress_mbps * 1000 * EGRESS_BURST_S))
+
     def describe(self) -> str:
         """One line, e.g. ``ingress 20 Mbit/s (burst 2000 kbit), egress 50 Mbit/s htb``."""
         parts = []
         if self.ingress_mbps is not None:
             parts.append(f"ingress {self.ingress_mbps:g} Mbit/s (burst {self.meter_burst_kb} kbit)")
         if self.egress_mbps is not None:
-            parts.append(f"egress {self.egress_mbps:g} Mbit/s {self.scheduler}"
-                         + (f" (burst {self.egress_burst_kb} kbit)" if self.egress_burst_kb else ""))
+            parts.append(f"egress {self.egress_mbps:g} Mbit/s {self.scheduler} (burst {self.queue_burst_kb} kbit)")
         return ", ".join(parts) or "none"
 
 

@@ -119,7 +119,11 @@ def test_foreign_qos_row_is_never_overwritten():
 def test_dpdk_trunk_gets_trtcm_policer_queue():
     w = q.wanted_trunks(plan(None, PortQos(egress_mbps=80), trunk_type="dpdkvhostuserclient"))
     assert w["hl-t0"]["type"] == "trtcm-policer"
-    assert q.queue_config("trtcm-policer", PortQos(egress_mbps=80)) == ["cir=10000000", "cbs=2048", "eir=0", "ebs=0"]
+    assert q.queue_config("trtcm-policer", PortQos(egress_mbps=80)) == ["cir=10000000", "cbs=100000", "eir=0",
+                                                                        "ebs=0"]     # 10 ms at 80 Mbit/s
+    assert q.queue_config("trtcm-policer", PortQos(egress_mbps=0.1))[1] == "cbs=2048"
+    assert q.queue_config("linux-htb", PortQos(egress_mbps=50)) == ["max-rate=50000000", "min-rate=50000000",
+                                                                    "burst=500000"]
 
 
 def run_cbpf(bytecode: str, pkt: bytes) -> int:
