@@ -173,7 +173,11 @@ def test_down_leaves_no_qos_or_queue_row(qlab):
     ovs = _ovs()
     assert qos_side.read_rows(ovs)["queue"]                      # there is something to remove
     db = Path(ovs.base_dir) / "db" / "conf.db"
+    trunk = _trunk_iface()
+    assert "qdisc htb 1:" in _tc(ovs, "qdisc", "show", "dev", trunk)
     orch.down()
+    assert "htb" not in _tc(ovs, "qdisc", "show", "dev", trunk)    # OVS took the qdisc and its filters away
+    assert "bpf" not in _tc(ovs, "filter", "show", "dev", trunk)
     for table in ("QoS", "Queue"):
         p = subprocess.run(["ovsdb-tool", "query", str(db),
                             json.dumps(["Open_vSwitch", {"op": "select", "table": table, "where": []}])],
