@@ -7,7 +7,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from harmless.cli import _need_root, handle_errors
+from harmless.cli import _need_root as need_root, handle_errors   # main: harmless.clikit (see report)
 
 out = Console()
 err = Console(stderr=True)
@@ -45,7 +45,7 @@ def set_cmd(switch, port, ingress, egress, ingress_burst, egress_burst, schedule
     port is unchanged. Example: harmless qos set sw1 Fa0/7 --egress 50 --ingress 20
     """
     from harmless.qos import live
-    _need_root()
+    need_root()
     r = live.set_qos(switch, port, ingress, egress, ingress_burst, egress_burst, scheduler,
                      progress=_say(as_json), dry_run=dry_run)
     click.echo(json.dumps(r)) if as_json else out.print(
@@ -62,7 +62,7 @@ def set_cmd(switch, port, ingress, egress, ingress_burst, egress_burst, schedule
 def clear_cmd(switch, port, dry_run, as_json):
     """Remove the QoS of PORT of SWITCH, of every port of SWITCH, or (no argument) of every migrated port."""
     from harmless.qos import live
-    _need_root()
+    need_root()
     rs = live.clear_qos(switch, port, progress=_say(as_json), dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(rs))
@@ -79,7 +79,7 @@ def clear_cmd(switch, port, dry_run, as_json):
 def show_cmd(as_json):
     """Configured QoS per migrated port and what OVS enforces: meter rate, drops; queue, tc class counters."""
     from harmless.qos import live
-    _need_root()
+    need_root()
     s = live.show()
     if as_json:
         click.echo(json.dumps(s))
@@ -115,7 +115,7 @@ def demo_cmd(as_json, seconds, name):
     """On the built-in lab: up, then iperf3 TCP between two lab hosts with ingress policing and egress shaping at
     10 and 50 Mbit/s, a live change while traffic flows, HFSC, and ovs-vswitchd CPU with vs without QoS; down."""
     from harmless.qos import demo
-    _need_root()
+    need_root()
     r = demo.run(seconds=seconds, name=name, progress=_say(False))
     if as_json:
         click.echo(json.dumps(r))
