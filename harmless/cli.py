@@ -292,6 +292,10 @@ def status(as_json, no_device):
             t.add_row(p["interface"], str(p["ofport"]), str(p["vid"]), p["device_link"], p.get("br_of_state", "-"),
                       "yes" if p.get("blocked_by_watch") else "no", str(p["rx_packets"]), str(p["tx_packets"]))
         out.print(t)
+        from harmless.qos.model import PortQos
+        for p in sw["ports"]:           # per-port QoS (docs/qos.md; harmless qos show for counters)
+            if p.get("qos"):
+                out.print(f"qos {p['interface']}: {PortQos(**p['qos']).describe()}", highlight=False)
         for c in sw["controllers"] or [{"target": "(none)", "is_connected": False, "role": "-", "state": "-"}]:
             out.print(f"controller {escape(c['target'])}: " + ("[green]connected[/green]" if c["is_connected"] else
                                                        "[red]not connected[/red]") + f", role {c['role']}"
@@ -501,6 +505,8 @@ def _register_components():
     main.add_command(oshi)
     from harmless.overlay.cli import overlay  # edge overlay (Kawashima & Matsuo), docs/edge-overlay.md
     main.add_command(overlay)
+    from harmless.qos.cli import qos
+    main.add_command(qos)
 
 
 if __name__ == "__main__":

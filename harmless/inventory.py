@@ -36,6 +36,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harmless.errors import InputError
+from harmless.qos.model import QosSettings, check_inventory as check_qos
 from harmless.switch_drivers import DRIVERS
 from harmless.switch_drivers import names
 
@@ -121,6 +122,7 @@ class AccessPort(_Model):
     trunk: str | None = None
     qinq: bool = False
     keep: list[Literal["voice", "dot1x", "port_security"]] = Field(default_factory=list)
+    qos: QosSettings | None = Field(None, description="per-port ingress policing / egress shaping (docs/qos.md)")
 
     _names = field_validator("interface", "trunk", mode="before")(lambda v: _int_name(v))
 
@@ -608,6 +610,7 @@ def _check(inv: Inventory, src: str) -> None:
                                  "give each trunk its own server interface")
             server_ifaces[t.server_interface] = f"{sw.name} {t.switch_port}"
         _check_openflow(sw, w)
+    check_qos(inv, src)     # per-port QoS the port's trunk type cannot enforce (docs/qos.md)
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):

@@ -36,6 +36,7 @@ from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
 from harmless.ovs import DpdkOptions, Ovs, open_ovs
 from harmless.plan import Plan, make_plan
+from harmless.qos.live import check_kernel as qos_check_kernel, finish as qos_live_finish, overlay as qos_overlay
 from harmless.switch_drivers import get_driver
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
 
@@ -291,6 +292,7 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
     src = inventory_path
     inv = load_inventory(inventory_path)
     _check_trunk_interfaces(inv, src)
+    qos_check_kernel(inv, src)               # issue #15: linux-hfsc needs sch_hfsc in this kernel
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         _refuse_unfinished(src)
@@ -377,6 +379,7 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
         keep_prev = [sp for sp in (prev_plan.switches if prev_plan else ()) if sp.name in failed]
         effective = Plan(tuple(sorted([*res.plan.only(committed).switches, *keep_prev],
                                       key=lambda sp: sp.index)))
+        effective, qos_live = qos_overlay(effective, prev_state)   # live `harmless qos set` values (docs/qos.md)
         # 2. server side
         progress("building br-otc and the OpenFlow bridge(s)")
         ovs = server_ovs(inv, start=False)
@@ -416,7 +419,7 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
             "ports_before": {n: p for n, p in ports_before.items() if n in kept},
             "switches": {n: r for n, r in records.items() if n in kept},
             "ovs": _ovs_ref(ovs, inv.server.datapath),
-            "phase": "up", "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "phase": "up", "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qos_live": qos_live,
         }
         j.record("state.save")
         st.save(new_state)
@@ -758,6 +761,8 @@ def recover(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> 
         if journal.is_finished(recs):
             return {"recovered": "nothing"}
         first = recs[0]
+        if first.get("op") == "qos":          # an interrupted `harmless qos set/clear`: apply what the state says
+            return qos_live_finish(recs, progress)
         try:
             s = st.load()
         except StateError:
@@ -811,8 +816,9 @@ def status(with_device: bool = True) -> dict:
 
     Returns:
         ``{"deployed": bool, "switches": [{"name", "bridge", "datapath_id", "ports": [{"interface", "ofport",
-        "vid", "device_link", "br_of_state", "blocked_by_watch", "rx_packets", "tx_packets"}], "controllers": [...],
-        "trunks": {...}}]}`` (``device_link`` up/down/admin-down/unknown as the device reports it; ``br_of_state``
+        "vid", "device_link", "br_of_state", "blocked_by_watch", "rx_packets", "tx_packets", "qos"}],
+        "controllers": [...], "trunks": {...}}]}`` (``qos``: the port's QoS or None, docs/qos.md; ``device_link``
+        up/down/admin-down/unknown as the device reports it; ``br_of_state``
         the OpenFlow port state a controller sees, e.g. LIVE or LINK_DOWN; ``blocked_by_watch`` whether
         ``harmless watch`` holds the port link-down).
     """
@@ -850,7 +856,8 @@ def status(with_device: bool = True) -> dict:
                           "device_link": links.get(p.interface, "unknown"),
                           "br_of_state": c.get("br_of_state", "unknown"),
                           "blocked_by_watch": c.get("blocked_by_watch", False),
-                          "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0)})
+                          "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0),
+                          "qos": asdict(p.qos) if p.qos else None})
         out["switches"].append({"name": sp.name, "bridge": sp.bridge, "datapath_id": sp.datapath_id,
                                 "ports": ports, "controllers": ps["controllers"], "trunks": ps["trunks"],
                                 **({"error": ps["error"]} if "error" in ps else {})})

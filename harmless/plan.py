@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from harmless import preflight
 from harmless.errors import InputError
 from harmless.inventory import Inventory, Switch, Trunk, port_index
+from harmless.qos.model import PortQos
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
 
 
@@ -35,6 +36,8 @@ class PortPlan:
         qinq: 802.1ad customer port: ``vid`` is the outer S-tag, customer C-tags pass to br-of untouched.
         keep: port features the legacy switch keeps running on the migrated port (inventory ``keep``: ``voice``,
             ``dot1x``, ``port_security``; what that means: :data:`harmless.preflight.KEEP_CONSEQUENCE`).
+        qos: ingress policing / egress shaping of the port (inventory ``qos``, or a live ``harmless qos set``), or
+            None (docs/qos.md).
     """
 
     interface: str
@@ -44,6 +47,7 @@ class PortPlan:
     vlan_name: str
     qinq: bool = False
     keep: tuple[str, ...] = ()
+    qos: PortQos | None = None
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,8 @@ class Plan:
             sws.append(SwitchPlan(
                 name=s["name"], bridge=s["bridge"], datapath_id=s["datapath_id"], protocols=tuple(s["protocols"]),
                 controllers=tuple(s["controllers"]),
-                ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ()))}) for p in s["ports"]),
+                ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ())), "qos": PortQos.from_dict(p.get("qos"))})
+                            for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
                                        tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0),
@@ -271,7 +276,7 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
     port_plans = tuple(
         PortPlan(spell[p.interface], n, chosen[p.interface],
                  trunk_of[sw.canonical(p.trunk)] if p.trunk else default_trunk, vlan_name(sw.name, n), p.qinq,
-                 tuple(p.keep))
+                 tuple(p.keep), PortQos.from_settings(p.qos))
         for p in ports for n in [sw.ofport_of(p)])
     trunks = tuple(
         TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),

@@ -128,6 +128,7 @@ class DeploymentState(_M):
     ovs: OvsRef | None = None
     phase: Literal["applying", "up"] = "up"
     updated: str | None = None
+    qos_live: dict[str, dict] = Field(default_factory=dict)   # live `harmless qos set` values (harmless.qos.live)
 
 
 def state_file() -> Path:

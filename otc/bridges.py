@@ -24,6 +24,7 @@ import subprocess
 
 from harmless.errors import OvsError
 from harmless.otc import controllers as controller_side
+from harmless.otc import qos as qos_side
 from harmless.otc.flows import (OTC_BRIDGE, OTC_COOKIE, patch_names, patch_ofport, translator_flows,
                                 trunk_ofport)
 from harmless.ovs import Ovs
@@ -144,7 +145,9 @@ def apply(ovs: Ovs, plan: Plan) -> None:
     # out-of-band controller connections (in-band needs the LOCAL port to route to the controller), reconnect
     # backoff and inactivity probe from the inventory
     controller_side.apply_settings(ovs, plan)
+    stale_meters = qos_side.apply_before_flows(ovs, plan)   # meters and queues the flows refer to (docs/qos.md)
     install_flows(ovs, plan)
+    qos_side.prune_meters(ovs, stale_meters)
 
 
 def install_flows(ovs: Ovs, plan: Plan) -> None:
@@ -202,6 +205,11 @@ def remove(ovs: Ovs, bridges: list[str]) -> None:
         held = held_down(ovs)
     except OvsError:
         held = set()
+    # QoS/Queue rows are root rows: destroyed explicitly (no orphans), in a transaction of their own (ovs-vsctl
+    # drops the `clear Port qos` of a port that a del-br in the same transaction deletes)
+    qos_cmds = qos_side.remove_commands(ovs)
+    if qos_cmds:
+        _vsctl_txn(ovs, qos_cmds)
     argv: list[str] = []
     for br in [*bridges, OTC_BRIDGE]:
         argv += (["--"] if argv else []) + ["--if-exists", "del-br", br]

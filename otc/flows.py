@@ -74,6 +74,16 @@ def output_act(port: int) -> str:
     return f"output:{port}"
 
 
+def meter_act(meter_id: int) -> str:
+    """Apply OpenFlow meter ``meter_id`` (OpenFlow 1.3 meter instruction; first in the action list)."""
+    return f"meter:{meter_id}"
+
+
+def set_queue_act(queue_id: int) -> str:
+    """Select queue ``queue_id`` of the output port (OVS QoS/Queue rows; docs/qos.md)."""
+    return f"set_queue:{queue_id}"
+
+
 def patch_ofport(switch_index: int, ofport: int) -> int:
     """br-otc port number of the patch towards br-of port ``ofport`` of switch ``switch_index`` (1-based)."""
     if not 1 <= ofport <= 899:
@@ -98,10 +108,14 @@ def switch_flows(sp: SwitchPlan, index: int) -> list[Flow]:
     for p in sp.ports:
         patch = patch_ofport(index, p.ofport)
         trunk = tr_no[p.trunk]
+        q = getattr(p, "qos", None)      # per-port QoS (docs/qos.md): meter id = patch port, queue id = OF port
+        ingress = (meter_act(patch),) if q is not None and q.ingress_mbps is not None else ()
+        egress = (set_queue_act(p.ofport),) if q is not None and q.egress_mbps is not None else ()
         flows.append(Flow(100, (("in_port", str(trunk)), ("dl_vlan", str(p.vid))),
-                          (pop_vlan_act(), output_act(patch))))
+                          (*ingress, pop_vlan_act(), output_act(patch))))
         tpid = sp.stag_tpid if p.qinq else TPID_8021Q
-        flows.append(Flow(100, (("in_port", str(patch)),), (*push_vlan_acts(p.vid, tpid), output_act(trunk))))
+        flows.append(Flow(100, (("in_port", str(patch)),),
+                          (*egress, *push_vlan_acts(p.vid, tpid), output_act(trunk))))
     return flows
 
 

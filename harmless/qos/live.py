@@ -1,0 +1,312 @@
+"""``harmless qos set | show | clear``: change a migrated port's QoS while traffic flows (issue #15).
+
+A live change touches neither the legacy switch nor any flow that does not change: a rate change is one OpenFlow
+``mod-meter`` (ingress) and one OVSDB update of the port's Queue row (egress); adding or removing a direction also
+replaces the port's two translator flows, in one OpenFlow bundle (``replace-flows``: unchanged flows keep their
+counters, nothing is dropped in between).
+
+Persistence: the deployed plan in ``state.json`` carries each port's effective QoS (``plan.switches[].ports[].qos``),
+and ``qos_live`` records what was set live: ``{switch: {interface: {"qos": {...} | None, "inventory": {...} | None,
+"time": UTC}}}`` with the inventory's value at that moment. ``harmless up`` re-applies a live setting as long as the
+inventory's ``qos`` of that port is unchanged since (:func:`overlay`); an edited inventory wins. After an
+``ovs-vswitchd`` restart ``harmless up`` (or ``harmless recover``) re-creates the meters, queues and classifiers.
+
+Journal (:mod:`harmless.journal`, op ``qos``): ``qos.begin`` → ``state.save`` → ``server.qos`` → ``qos.end``, each
+fsynced before its side effect; a failure rolls back (``rollback.begin`` → state and OVS as before →
+``rollback.end``); a run killed in between leaves an unfinished journal that ``harmless recover`` finishes by applying
+what the state says (:func:`finish`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, replace
+from typing import Callable
+
+from harmless import journal
+from harmless import state as st
+from harmless.errors import HarmlessError, InputError, OvsError
+from harmless.inventory import Switch
+from harmless.otc import bridges
+from harmless.otc import qos as qos_side
+from harmless.plan import Plan, SwitchPlan
+from harmless.qos.model import PortQos, QosSettings, trunk_problem
+
+Progress = Callable[[str], None]
+#: how long ``qos`` commands wait for the state lock (a ``watch`` round holds it for milliseconds)
+LOCK_WAIT_S = 3.0
+
+
+def _quiet(_m: str) -> None:
+    pass
+
+
+def _asdict(q: PortQos | None) -> dict | None:
+    return asdict(q) if q is not None else None
+
+
+def overlay(plan: Plan, prev_state: dict | None) -> tuple[Plan, dict]:
+    """Re-apply live settings to a freshly computed plan (for ``up``). Pure.
+
+    A live entry of a port is kept when the port is still planned and the inventory's QoS of it (as the new plan
+    has it) equals the inventory value recorded at the live change, or the plan already carries the live value.
+
+    Returns:
+        ``(plan with the live QoS in it, the qos_live entries kept)``.
+    """
+    live = (prev_state or {}).get("qos_live") or {}
+    kept: dict[str, dict] = {}
+    sps = []
+    for sp in plan.switches:
+        mine = live.get(sp.name) or {}
+        ports = []
+        for p in sp.ports:
+            e = mine.get(p.interface)
+            cur = st.jsonable(_asdict(p.qos))
+            if e is not None and (e.get("inventory") == cur or e.get("qos") == cur):
+                p = replace(p, qos=PortQos.from_dict(e.get("qos")))
+                kept.setdefault(sp.name, {})[p.interface] = e
+            ports.append(p)
+        sps.append(replace(sp, ports=tuple(ports)))
+    return Plan(tuple(sps)), kept
+
+
+def check_kernel(inv, src: str) -> None:
+    """Before ``up`` changes anything: refuse ``scheduler: hfsc`` when this kernel cannot create an HFSC qdisc
+    (OVS would log the failure and leave the port unshaped). Raises InputError naming the field."""
+    from harmless.qos.model import uses_hfsc
+    if not uses_hfsc(inv):
+        return
+    ok, why = qos_side.hfsc_supported()
+    if not ok:
+        i, j = next((i, j) for i, sw in enumerate(inv.switches) for j, p in enumerate(sw.access_ports)
+                    if p.qos is not None and p.qos.scheduler == "hfsc")
+        raise InputError(f"{src}: switches[{i}].access_ports[{j}].qos.scheduler", why,
+                         "use scheduler: htb (or a kernel with CONFIG_NET_SCH_HFSC); nothing was changed")
+
+
+def apply_live(ovs, plan: Plan) -> None:
+    """Make OVS enforce the plan's QoS: meters and queues first, then the translator flows (one bundle; flows that
+    do not change are not touched), then unused meters are deleted. Raises OvsError."""
+    stale = qos_side.apply_before_flows(ovs, plan)
+    bridges.install_flows(ovs, plan)
+    qos_side.prune_meters(ovs, stale)
+
+
+def _deployed() -> tuple[dict, Plan]:
+    s = st.load()
+    if not s or not s.get("plan"):
+        raise InputError("harmless qos", "nothing is deployed", "run harmless up -i INVENTORY first")
+    return s, Plan.from_dict(s["plan"])
+
+
+def _find(s: dict, plan: Plan, switch: str, interface: str) -> tuple[SwitchPlan, int, int]:
+    """``(switch plan, index of the port in it, br-otc switch number)``; names compared canonically per driver.
+
+    Raises:
+        InputError: unknown switch or port (names the known ones).
+    """
+    sps = {sp.name: (i, sp) for i, sp in plan.numbered()}
+    if switch not in sps:
+        raise InputError("SWITCH", f"no deployed switch {switch!r} (deployed: {', '.join(sorted(sps))})",
+                         "name a switch of the inventory")
+    i, sp = sps[switch]
+    rec = (s.get("switches") or {}).get(switch)
+    canon = Switch.model_validate(rec).canonical if rec else (lambda x: x)
+    for k, p in enumerate(sp.ports):
+        if canon(p.interface) == canon(interface) or p.interface.lower() == interface.lower():
+            return sp, k, i
+    raise InputError("PORT", f"{interface} is not a migrated port of {switch} (migrated: "
+                     f"{', '.join(p.interface for p in sp.ports)})", "name one of them, e.g. "
+                     f"harmless qos set {switch} {sp.ports[0].interface} --egress 50")
+
+
+def _check_enforceable(sp: SwitchPlan, k: int, q: PortQos | None, scheduler_given: bool) -> None:
+    if q is None:
+        return
+    trunk = next(t for t in sp.trunks if t.switch_port == sp.ports[k].trunk)
+    bad = trunk_problem(trunk.type, q, scheduler_given)
+    if bad:
+        raise InputError(f"--{bad[0].split('_')[0]}", bad[1], bad[2])
+    if q.egress_mbps is not None and trunk.type == "system" and q.scheduler == "hfsc":
+        ok, why = qos_side.hfsc_supported()
+        if not ok:
+            raise InputError("--scheduler", why, "use --scheduler htb")
+    others = {p.qos.scheduler for p in sp.ports if p is not sp.ports[k] and p.trunk == sp.ports[k].trunk
+              and p.qos is not None and p.qos.egress_mbps is not None}
+    if q.egress_mbps is not None and trunk.type == "system" and others and q.scheduler not in others:
+        raise InputError("--scheduler", f"the other shaped ports of trunk {trunk.server_interface} use "
+                         f"{others.pop()} (one scheduler per trunk)", "use the same --scheduler")
+
+
+def _change(switch: str, interface: str, make: Callable[[PortQos | None], PortQos | None], scheduler_given: bool,
+            progress: Progress, dry_run: bool) -> dict:
+    from harmless.orchestrator import state_ovs
+    with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
+        journal.tidy()
+        recs = journal.unfinished()
+        if recs and not journal.is_finished(recs):
+            raise InputError("harmless qos", journal.describe(recs), "run harmless recover first")
+        s, plan = _deployed()
+        sp, k, _i = _find(s, plan, switch, interface)
+        port = sp.ports[k]
+        new_q = make(port.qos)
+        _check_enforceable(sp, k, new_q, scheduler_given)
+        new_sp = replace(sp, ports=tuple(replace(p, qos=new_q) if j == k else p for j, p in enumerate(sp.ports)))
+        new_plan = Plan(tuple(new_sp if x.name == sp.name else x for x in plan.switches))
+        result = {"switch": sp.name, "interface": port.interface, "ofport": port.ofport, "vid": port.vid,
+                  "from": _asdict(port.qos), "to": _asdict(new_q), "dry_run": dry_run}
+        if dry_run:
+            return result
+        live = {n: dict(v) for n, v in (s.get("qos_live") or {}).items()}
+        prior = (live.get(sp.name) or {}).get(port.interface)
+        inv_value = prior["inventory"] if prior else st.jsonable(_asdict(port.qos))
+        live.setdefault(sp.name, {})[port.interface] = {
+            "qos": st.jsonable(_asdict(new_q)), "inventory": inv_value,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        new_state = {**s, "plan": new_plan.to_dict(), "qos_live": live}
+        ovs = state_ovs(s)
+        j = journal.Journal("qos", progress)
+        t0 = time.monotonic()
+        try:
+            j.record("qos.begin", switch=sp.name, interface=port.interface, **{"from": result["from"],
+                                                                                "to": result["to"]})
+            j.record("state.save")
+            st.save(new_state)
+            j.record("server.qos", switch=sp.name, interface=port.interface)
+            apply_live(ovs, new_plan)
+        except BaseException as e:
+            j.record("rollback.begin", reason=str(e)[:300])
+            try:
+                st.save(s)
+                apply_live(ovs, plan)
+            except HarmlessError as e2:
+                progress(f"could not roll the QoS change back: {e2}; run harmless recover")
+                raise
+            j.record("rollback.end")
+            j.close()
+            if isinstance(e, OvsError):
+                e.problem += " (rolled back: the previous QoS is in force)"
+            raise
+        result["apply_ms"] = round((time.monotonic() - t0) * 1000, 1)
+        j.record("qos.end")
+        j.close()
+        progress(f"{sp.name} {port.interface}: {new_q.describe() if new_q else 'no QoS'} "
+                 f"(applied in {result['apply_ms']} ms)")
+        return result
+
+
+def set_qos(switch: str, interface: str, ingress_mbps: float | None = None, egress_mbps: float | None = None,
+            ingress_burst_kb: int | None = None, egress_burst_kb: int | None = None, scheduler: str | None = None,
+            progress: Progress = _quiet, dry_run: bool = False) -> dict:
+    """``harmless qos set``: change one port's QoS live; unspecified values keep the port's current ones.
+
+    Args:
+        switch, interface: the migrated port (interface names compared canonically: ``Fa0/7``).
+        ingress_mbps, egress_mbps: new rates (Mbit/s); None keeps the current one.
+        ingress_burst_kb, egress_burst_kb: new bursts (kbit); None keeps the current one (or the default).
+        scheduler: ``htb`` or ``hfsc`` (kernel trunks).
+        dry_run: validate and return what would change; change nothing.
+
+    Returns:
+        ``{"switch", "interface", "ofport", "vid", "from": {...}|None, "to": {...}, "apply_ms": float}``
+        (``apply_ms``: journal + state write + OVS change, ms).
+
+    Raises:
+        InputError: nothing deployed, unknown port, values out of range, a trunk that cannot enforce it, an
+            unfinished journal (exit 2, nothing changed).
+        LockedError: another harmless holds the state directory.
+        OvsError: OVS refused the change (rolled back).
+    """
+    def make(cur: PortQos | None) -> PortQos:
+        base = asdict(cur) if cur else {}
+        given = {"ingress_mbps": ingress_mbps, "egress_mbps": egress_mbps, "ingress_burst_kb": ingress_burst_kb,
+                 "egress_burst_kb": egress_burst_kb, "scheduler": scheduler}
+        merged = {**base, **{k: v for k, v in given.items() if v is not None}}
+        if merged.get("egress_mbps") is None and scheduler is None:
+            merged.pop("scheduler", None)      # the plan's default "htb" means nothing without egress
+        try:
+            q = QosSettings.model_validate(merged)
+        except Exception as e:  # pydantic ValidationError: one line naming the option
+            err = e.errors()[0] if hasattr(e, "errors") else {"loc": (), "msg": str(e)}
+            loc = ".".join(str(x) for x in err["loc"]) or "qos"
+            raise InputError(f"--{loc.split('_')[0]}" if loc != "qos" else "harmless qos set",
+                             err["msg"].removeprefix("Value error, "),
+                             "see harmless qos set --help (rates in Mbit/s > 0, bursts in kbit >= 12)") from None
+        return PortQos.from_settings(q)
+
+    return _change(switch, interface, make, scheduler is not None, progress, dry_run)
+
+
+def clear_qos(switch: str | None = None, interface: str | None = None, progress: Progress = _quiet,
+              dry_run: bool = False) -> list[dict]:
+    """``harmless qos clear``: remove the QoS of one port, of every port of a switch, or of every port.
+
+    Returns:
+        One :func:`set_qos`-shaped result per port that had QoS.
+
+    Raises:
+        As :func:`set_qos`.
+    """
+    s, plan = _deployed()
+    targets = []
+    for sp in plan.switches:
+        if switch is not None and sp.name != switch:
+            continue
+        for p in sp.ports:
+            if p.qos is not None:
+                targets.append((sp.name, p.interface))
+    if switch is not None and interface is not None:
+        targets = [(switch, interface)]
+    elif switch is not None and switch not in {sp.name for sp in plan.switches}:
+        _find(s, plan, switch, "")
+    return [_change(n, i, lambda _cur: None, False, progress, dry_run) for n, i in targets]
+
+
+def show(with_counters: bool = True) -> dict:
+    """``harmless qos show``: per migrated port its configured QoS, where it comes from, and what OVS enforces.
+
+    Returns:
+        ``{"deployed": bool, "ports": [{"switch", "interface", "ofport", "vid", "trunk", "qos": {...}|None,
+        "source": "inventory"|"live"|None, "meter": {...}|None, "queue": {...}|None}]}`` (``meter``: id, kbit/s,
+        burst kbit, packets, band drops; ``queue``: id, trunk, QoS type, Queue other_config, tc class and its
+        sent/dropped counters).
+    """
+    from harmless.orchestrator import state_ovs
+    s = st.load()
+    if not s or not s.get("plan"):
+        return {"deployed": False, "ports": []}
+    plan = Plan.from_dict(s["plan"])
+    view: dict = {}
+    error = None
+    if with_counters:
+        try:
+            view = qos_side.port_view(state_ovs(s), plan)
+        except OvsError as e:
+            error = str(e)
+    live = s.get("qos_live") or {}
+    rows = []
+    for sp in plan.switches:
+        trunks = {t.switch_port: t.server_interface for t in sp.trunks}
+        for p in sp.ports:
+            v = (view.get(sp.name) or {}).get(p.ofport, {})
+            rows.append({"switch": sp.name, "interface": p.interface, "ofport": p.ofport, "vid": p.vid,
+                         "trunk": trunks.get(p.trunk), "qos": _asdict(p.qos),
+                         "source": ("live" if p.interface in (live.get(sp.name) or {}) else "inventory")
+                         if p.qos else None,
+                         "meter": v.get("meter"), "queue": v.get("queue")})
+    return {"deployed": True, "ports": rows, **({"error": error} if error else {})}
+
+
+def finish(recs: list[dict], progress: Progress = _quiet) -> dict:
+    """Finish an interrupted ``harmless qos`` run (for ``harmless recover``; the caller holds the lock): make OVS
+    enforce what the state says (the state is written before OVS is changed, so it is the intended value or, when the
+    run died before writing it, the previous one), then archive the journal."""
+    from harmless.orchestrator import state_ovs
+    s = st.load()
+    progress(f"finishing {journal.describe(recs)}")
+    if s and s.get("plan"):
+        ovs = state_ovs(s)
+        ovs.start()
+        apply_live(ovs, Plan.from_dict(s["plan"]))
+    journal.archive("interrupted")
+    return {"recovered": "qos", "applied": bool(s and s.get("plan"))}
