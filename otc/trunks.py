@@ -18,8 +18,10 @@ For ``type: auto`` the translator tries AF_XDP (best-effort mode) and falls back
    capabilities, ...).
 
 The choice is recorded on the OVSDB Interface (``external_ids:harmless-trunk-type`` and ``harmless-trunk-why``), so
-a second ``up`` keeps it (no flapping between the types) and ``harmless status`` shows it with the XDP mode in use
-(``ip -d link``: ``xdp`` = native/driver mode, ``xdpgeneric`` = generic).
+a second ``up`` keeps an AF_XDP failure (no flapping between the types; a fallback because of another program is
+tried again once that program is gone) and ``harmless status`` shows it with the XDP mode in use (``ip -d link``:
+``xdp`` = native/driver mode, ``xdpgeneric`` = generic). ``auto`` never picks DPDK: a DPDK trunk needs the NIC
+bound to a DPDK driver (``type: dpdk`` + ``devargs``), which takes it away from the kernel.
 """
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ from harmless.plan import Plan, TrunkPlan
 #: Interface ``external_ids`` keys: the type an ``auto`` trunk resolved to, and why
 TYPE_KEY = "harmless-trunk-type"
 WHY_KEY = "harmless-trunk-why"
+#: how the reason of a fallback caused by someone else's XDP program starts
+FOREIGN = "another XDP program"
 #: the XDP program OVS 3.1 (libxdp) attaches for AF_XDP ports
 OVS_XDP_PROG = "xsk_def_prog"
 #: ``ip -j -d link`` ``xdp.mode`` values (include/uapi/linux/if_link.h, ``XDP_ATTACHED_*``)
@@ -126,10 +130,12 @@ def preselect(ovs: Ovs, plan: Plan) -> dict[str, str]:
                 continue
             r = rows.get(t.server_interface)
             ext = (r or {}).get("external_ids") or {}
-            if ext.get(TYPE_KEY) == "system":
+            foreign = not (r and r.get("type") == "afxdp") and xdp_program(ovs, t.server_interface)
+            if foreign:
                 out[t.server_interface] = "system"
-            elif not (r and r.get("type") == "afxdp") and xdp_program(ovs, t.server_interface):
-                out[t.server_interface] = "system"
+            elif ext.get(TYPE_KEY) == "system" and not ext.get(WHY_KEY, "").startswith(FOREIGN):
+                out[t.server_interface] = "system"     # AF_XDP failed before: do not flap (the other program's
+                #                                        removal, by contrast, lets the next up try AF_XDP again)
     return out
 
 
@@ -155,7 +161,7 @@ def settle(ovs: Ovs, plan: Plan, before: dict[str, str], timeout: float = 10.0) 
         if before.get(t.server_interface) == "system":
             prog = xdp_program(ovs, t.server_interface)
             foreign[t.server_interface] = (ext.get(WHY_KEY) if ext.get(TYPE_KEY) == "system" and ext.get(WHY_KEY)
-                                           else f"another XDP program ({prog['name'] if prog else '?'}, id "
+                                           else f"{FOREIGN} ({prog['name'] if prog else '?'}, id "
                                                 f"{prog['id'] if prog else '?'}) is attached to it and AF_XDP would "
                                                 "have to replace it")
     # OVS reports an AF_XDP attach failure as the Interface's error shortly after the transaction
