@@ -216,11 +216,14 @@ def _trunk_bench(trunk, sizing, bidirectional, frames, repeat, cores, duration, 
     if as_json:
         if len(types) == 1 and not sizing and types[0] in doc["trunks"]:
             one = dict(doc["trunks"][types[0]])
-            one.pop("runs", None) if repeat == 1 else None
+            if repeat == 1:
+                one.pop("runs", None)
             one["machine"] = doc["machine"]
             click.echo(json.dumps(one, sort_keys=True))
         else:
             click.echo(json.dumps(doc, sort_keys=True))
+    if doc["errors"]:
+        sys.exit(1)
 
 
 if __name__ == "__main__":    # pragma: no cover
