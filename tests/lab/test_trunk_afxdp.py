@@ -20,8 +20,8 @@ from tests.lab.conftest import make_lab
 
 pytestmark = pytest.mark.lab
 
-#: an XDP program another tool would attach (xdp-filter "allow all"), shipped by Debian's libxdp1
-FOREIGN_XDP = Path("/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o")
+#: an XDP program another tool would attach (xdp-filter "allow all"), shipped by Debian's libxdp1 (multiarch folder)
+FOREIGN_XDP = next(iter(sorted(Path("/usr/lib").glob("*/bpf/xdpfilt_alw_all.o"))), Path("xdpfilt_alw_all.o"))
 
 
 @pytest.fixture(scope="module")
