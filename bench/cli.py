@@ -49,15 +49,30 @@ def _preflight() -> None:
               help="paper: comma-separated subset of loop,experiments,frames,l2,l3,lb,gateway,control,baseline "
                    "(default: all, ~20-25 min on 2 vCPUs).")
 @click.option("--trial-seconds", type=float, default=1.0, show_default=True,
-              help="paper: length of one RFC 2544 trial (RFC 2544 says 60-120 s; longer = slower suite).")
+              help="paper: length of one RFC 2544 trial, up to 60 s (RFC 2544 §24 asks for at least 60 s; "
+                   "longer = slower suite).")
 @click.option("--max-trials", type=int, default=6, show_default=True,
               help="paper: search steps per NDR/PDR search and system.")
 @click.option("--retries", type=int, default=1, show_default=True,
               help="paper: repeat a lossy trial this often before the rate counts as lossy (0 = strict RFC 2544).")
 @click.option("--frame-sizes", default="64,128,256,512,1024,1280,1518", show_default=True,
               help="paper: frame sizes (bytes, with FCS).")
+@click.option("--trunk", type=click.Choice(["system", "afxdp", "dpdk", "all"]), default=None,
+              help="Measure HARMLESS vs plain per trunk type: system (AF_PACKET) and afxdp (AF_XDP, native XDP on "
+                   "veth) with the generator behind veth pairs, dpdk (vhost-user); all = the three in one run.")
+@click.option("--bidirectional", is_flag=True,
+              help="--trunk/--sizing: traffic both ways (A->B and B->A); default one way (A->B).")
+@click.option("--frames", type=click.Choice(["64", "imix"]), default="64", show_default=True,
+              help="--trunk: 64-byte frames or the simple IMIX 7:4:1 (64/570/1518 B).")
+@click.option("--repeat", type=click.IntRange(1, 20), default=1, show_default=True,
+              help="Run the measurement N times (fresh OVS each time); results give the median and the spread.")
+@click.option("--sizing", is_flag=True,
+              help="How many access ports at what load this server carries, per trunk type (IMIX, Mpps and "
+                   "Gbit/s per core); measures --trunk (default all) first.")
+@click.option("--cores", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="--sizing: OVS cores to size for (the one-core figure scaled linearly; an assumption).")
 def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline, parts, trial_seconds, max_trials,
-          retries, frame_sizes):
+          retries, frame_sizes, trunk, bidirectional, frames, repeat, sizing, cores):
     """Benchmark the HARMLESS server path against the same pipeline on plain OVS-DPDK, in one run.
 
     Mpps figures of --quick are RFC 2889 maximum forwarding rates in a closed testpmd loop (labelled so in
@@ -83,12 +98,28 @@ def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline,
         raise click.BadParameter("comma-separated integers, e.g. 64,512,1518", param_hint="--frame-sizes")
     if any(x < 64 or x > 1518 for x in sizes):
         raise click.BadParameter("frame sizes must be within 64..1518", param_hint="--frame-sizes")
-    if trial_seconds <= 0 or max_trials < 1 or retries < 0:
-        raise click.BadParameter("need --trial-seconds > 0, --max-trials >= 1, --retries >= 0")
+    if not 0 < trial_seconds <= 60 or max_trials < 1 or retries < 0:
+        raise click.BadParameter("need 0 < --trial-seconds <= 60, --max-trials >= 1, --retries >= 0")
+    if (trunk or sizing) and suite == "paper" and not quick:
+        suite = "quick"
     _preflight()
     progress = _progress(False)
     try:
-        if suite == "quick":
+        if trunk or sizing:
+            _trunk_bench(trunk or "all", sizing, bidirectional, "imix" if sizing else frames, repeat, cores,
+                         duration, rounds, hugepages, out_dir, as_json, progress)
+        elif suite == "quick" and repeat > 1:
+            from harmless.bench.quick import machine_info, run_quick
+            from harmless.bench.trunkbench import combine_repeats
+            runs = [run_quick(duration=duration or 3.0, rounds=rounds or 5, hugepages=hugepages, progress=progress)
+                    for _ in range(repeat)]
+            res = combine_repeats(runs)
+            res.update(machine=machine_info(), versions=machine_info()["versions"])
+            _write(out_dir, "quick.json", res)
+            _print_repeat(res)
+            if as_json:
+                click.echo(json.dumps(res, sort_keys=True))
+        elif suite == "quick":
             from harmless.bench.quick import run_quick
             res = run_quick(duration=duration or 3.0, rounds=rounds or 5, hugepages=hugepages,
                             baseline=bool(baseline), progress=progress)
@@ -104,6 +135,7 @@ def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline,
                        f"(plain/HARMLESS cycles per packet)")
             if as_json:
                 slim = {k: v for k, v in res.items() if k != "samples"}
+                slim["versions"] = res["machine"]["versions"]
                 click.echo(json.dumps(slim, sort_keys=True))
         else:
             from harmless.bench.hlbgen import build
@@ -125,6 +157,73 @@ def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline,
         sys.exit(130)
     except HarmlessError as e:
         raise click.ClickException(str(e))
+
+
+def _write(out_dir: Path | None, name: str, doc: dict) -> None:
+    if out_dir:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / name).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def _print_repeat(res: dict) -> None:
+    sp = res["spread"]
+    click.echo(f"  {res['repeat']} runs: ratio median {sp['ratio']['median']:.2f} (min {sp['ratio']['min']:.2f}, "
+               f"max {sp['ratio']['max']:.2f}), cycles ratio median {sp['cycles_ratio']['median']:.2f} "
+               f"(spread {sp['cycles_ratio']['spread_pct']:.0f} %)")
+
+
+def _trunk_line(t: str, r: dict) -> str:
+    return (f"  {t:7s} HARMLESS {r['harmless_mpps']:6.3f} Mpps {r['harmless_gbps']:6.3f} Gbit/s "
+            f"{r['harmless_cycles_per_packet']:7.0f} cyc/pkt | plain {r['plain_mpps']:6.3f} Mpps "
+            f"{r['plain_gbps']:6.3f} Gbit/s {r['plain_cycles_per_packet']:7.0f} cyc/pkt | ratio {r['ratio']:.2f} "
+            f"(cycles {r['cycles_ratio']:.2f})")
+
+
+def _trunk_bench(trunk, sizing, bidirectional, frames, repeat, cores, duration, rounds, hugepages, out_dir,
+                 as_json, progress) -> None:
+    """``--trunk`` / ``--sizing``: measure, print a table per trunk type, optionally the sizing; JSON last."""
+    from harmless.bench.quick import cpu_hz
+    from harmless.bench.sizing import sizing as size
+    from harmless.bench.trunkbench import TRUNK_TYPES, run_trunks
+    types = list(TRUNK_TYPES) if trunk == "all" else [trunk]
+    doc = run_trunks(types, repeat=repeat, progress=progress, duration=duration or 3.0, rounds=rounds or 3,
+                     imix=frames == "imix", bidirectional=bidirectional, hugepages=hugepages)
+    hz = cpu_hz()
+    for r in doc["trunks"].values():
+        r.setdefault("versions", doc["versions"])
+    direction = "both ways" if bidirectional else "one way"
+    click.echo(f"HARMLESS vs plain per trunk type, {frames} frames, {direction}, {repeat} run(s), load average at "
+               f"start {doc['machine'].get('loadavg')} on {doc['machine'].get('cpus')} CPUs "
+               f"({doc['machine'].get('cpu_model')}, virtual: {doc['machine']['virtualization']['virtual']})")
+    for t, r in doc["trunks"].items():
+        click.echo(_trunk_line(t, r))
+        if r.get("xdp_modes"):
+            click.echo(f"          XDP modes: {', '.join(sorted(set(r['xdp_modes'].values())))}")
+    for t, e in doc["errors"].items():
+        click.echo(f"  {t:7s} failed: {e}")
+    if sizing:
+        sz = size(doc["trunks"], hz, cores)
+        doc["sizing"] = sz
+        doc["cpu_hz"] = hz
+        click.echo(f"sizing ({cores} OVS core(s), IMIX, capacity from HARMLESS cycles per packet):")
+        for t, z in sz["trunks"].items():
+            ports = ", ".join(f"{k} {v}" for k, v in z["access_ports"]["1G"].items())
+            click.echo(f"  {t:7s} {z['server_mpps']:6.2f} Mpps {z['server_gbps']:6.2f} Gbit/s -> 1G access ports "
+                       f"at load {ports}")
+        if sz.get("best"):
+            click.echo(f"  best trunk type here: {sz['best']}")
+    _write(out_dir, "sizing.json" if sizing else "trunks.json", doc)
+    if as_json:
+        if len(types) == 1 and not sizing and types[0] in doc["trunks"]:
+            one = dict(doc["trunks"][types[0]])
+            if repeat == 1:
+                one.pop("runs", None)
+            one["machine"] = doc["machine"]
+            click.echo(json.dumps(one, sort_keys=True))
+        else:
+            click.echo(json.dumps(doc, sort_keys=True))
+    if doc["errors"]:
+        sys.exit(1)
 
 
 if __name__ == "__main__":    # pragma: no cover

@@ -45,14 +45,36 @@ class LoopSample:
     duration_s: float
     datapath: dict = field(default_factory=dict)
     note: str = ""
+    gbps: float = 0.0      # Ethernet frames incl. FCS (no preamble/IFG), Gbit/s received by the generator
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """utime + stime of process ``pid`` (all its threads) in seconds (``/proc/<pid>/stat`` fields 14, 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_hz() -> float:
+    """The CPU clock in Hz (``/proc/cpuinfo`` ``cpu MHz``, first CPU; the TSC rate on current x86 CPUs)."""
+    for ln in Path("/proc/cpuinfo").read_text().splitlines():
+        if ln.startswith("cpu MHz"):
+            return float(ln.split(":", 1)[1]) * 1e6
+    return 0.0
+
+
 def measure_loop(gen: Testpmd, pair: tuple[int, int], duration: float, warmup: float, system: str,
-                 appctl: Callable[..., str] | None = None, burst_count: int = 64) -> LoopSample:
-    """One closed-loop window on generator ports ``pair``; ``appctl`` reads OVS PMD stats (None = no OVS)."""
+                 appctl: Callable[..., str] | None = None, burst_count: int = 64,
+                 cpu_seconds: Callable[[], float] | None = None) -> LoopSample:
+    """One closed-loop window on generator ports ``pair``; ``appctl`` reads OVS PMD stats (None = no OVS).
+
+    ``cpu_seconds`` (cumulative CPU time of ovs-vswitchd): used when no thread of OVS reports processing cycles
+    (AF_PACKET ports are served by the main thread, which ``pmd-stats-show`` gives no cycles for); then cycles per
+    packet = CPU time of the window x :func:`cpu_hz` / packets OVS received (user + system time: the system calls
+    of receive and send included; it never busy-polls, so idle time is not in it).
+    """
     gen.command("stop")
     if appctl:
         # start from an empty datapath flow table / EMC: flows of the other system (same 5-tuples) would
@@ -69,44 +91,105 @@ def measure_loop(gen: Testpmd, pair: tuple[int, int], duration: float, warmup: f
     if appctl:
         appctl("dpif-netdev/pmd-stats-clear")
     s0 = gen.port_stats()
+    c0 = cpu_seconds() if cpu_seconds else 0.0
     t0 = time.monotonic()
     time.sleep(duration)
     s1 = gen.port_stats()
+    c1 = cpu_seconds() if cpu_seconds else 0.0
     t1 = time.monotonic()
     dp = summarize(parse_pmd_stats(appctl("dpif-netdev/pmd-stats-show"))) if appctl else None
+    if dp and cpu_seconds and dp.processing_cycles == 0 and dp.packets:
+        import dataclasses
+        dp = dataclasses.replace(dp, cycles_per_packet=(c1 - c0) * cpu_hz() / dp.packets)
     gen.command("stop")
     dt = t1 - t0
     rx = sum(s1[p].rx_packets - s0[p].rx_packets for p in pair)
+    rx_bytes = sum(s1[p].rx_bytes - s0[p].rx_bytes for p in pair)
     return LoopSample(system, rx / dt / 1e6, dp.cycles_per_packet if dp else 0.0,
                       (dp.packets / dt / 1e6) if dp else 0.0, dp.idle_fraction if dp else 0.0, round(dt, 3),
-                      dp.as_dict() if dp else {})
+                      dp.as_dict() if dp else {}, gbps=frame_gbps(rx, rx_bytes, dt))
+
+
+def frame_gbps(packets: int, nbytes: int, seconds: float) -> float:
+    """Gbit/s of Ethernet frames with FCS (testpmd's byte counters exclude the 4-byte CRC; no preamble/IFG). Pure."""
+    return (nbytes + 4 * packets) * 8 / seconds / 1e9 if seconds > 0 else 0.0
+
+
+def _out(argv: list[str]) -> str:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+#: Debian packages whose versions every result records (``dpkg-query``)
+PACKAGES = ("openvswitch-switch", "openvswitch-switch-dpdk", "openvswitch-common", "dpdk", "dpdk-dev",
+            "librte-eal23", "libxdp1", "libbpf1")
+
+
+def parse_ovs_version(text: str) -> str:
+    """``ovs-vswitchd (Open vSwitch) 3.1.0`` (first line of ``--version``) -> ``3.1.0``; "" if absent. Pure."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first.rsplit(" ", 1)[-1] if "Open vSwitch" in first else ""
+
+
+def versions() -> dict:
+    """Versions from the binaries themselves (``--version``) and from dpkg (empty values where absent).
+
+    Returns:
+        ``{"ovs": "3.1.0", "ovs_dpdk": "3.1.0", "dpdk": "DPDK 22.11.x" (linked into ovs-vswitchd-dpdk),
+        "testpmd": <dpdk-dev package version>, "packages": {name: version}}``.
+    """
+    from harmless.ovs import VSWITCHD_DPDK, VSWITCHD_PLAIN
+    plain = _out([str(VSWITCHD_PLAIN), "--version"]) if VSWITCHD_PLAIN.exists() else ""
+    if not plain and shutil.which("ovs-vswitchd"):
+        plain = _out(["ovs-vswitchd", "--version"])
+    dp = _out([str(VSWITCHD_DPDK), "--version"]) if VSWITCHD_DPDK.exists() else ""
+    pk = {}
+    for name in PACKAGES:
+        v = _out(["dpkg-query", "-W", "-f", "${Version}", name])
+        if v:
+            pk[name] = v
+    dpdk = next((ln.strip() for ln in dp.splitlines() if ln.strip().startswith("DPDK")), "")
+    return {"ovs": parse_ovs_version(plain) or parse_ovs_version(dp), "ovs_dpdk": parse_ovs_version(dp),
+            "dpdk": dpdk or (f"DPDK {pk['dpdk']}" if "dpdk" in pk else ""), "testpmd": pk.get("dpdk-dev", ""),
+            "ovs_vsctl": parse_ovs_version(_out(["ovs-vsctl", "--version"])), "packages": pk}
 
 
 def machine_info() -> dict:
-    """Machine, versions, cores: recorded with every result."""
+    """Machine, versions, cores and load: recorded with every result.
+
+    ``virtualization``: ``systemd-detect-virt --vm`` / ``--container`` (``none`` on bare metal; "" when the tool is
+    absent; a ``hypervisor`` CPU flag that the tool does not name is recorded as such) and ``virtual`` (bool);
+    ``loadavg`` is read when the run starts, so that a shared machine shows in the result.
+    """
     info = {"hostname": platform.node(), "kernel": platform.release(), "python": platform.python_version(),
             "cpus": os.cpu_count()}
+    try:
+        info["loadavg"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except OSError:
+        info["loadavg"] = []
     try:
         cpu = Path("/proc/cpuinfo").read_text()
         info["cpu_model"] = next((ln.split(":", 1)[1].strip() for ln in cpu.splitlines()
                                   if ln.startswith("model name")), "")
         flags = next((ln.split(":", 1)[1].split() for ln in cpu.splitlines() if ln.startswith("flags")), [])
         info["avx512"] = sorted(f for f in flags if f.startswith("avx512"))
+        info["hypervisor_flag"] = "hypervisor" in flags
         info["mhz"] = next((float(ln.split(":", 1)[1]) for ln in cpu.splitlines() if ln.startswith("cpu MHz")),
                            None)
     except OSError:
         pass
-    for name, argv in (("ovs", ["ovs-vswitchd", "--version"]), ("testpmd_pkg", ["dpkg-query", "-W", "dpdk-dev"]),
-                       ("ovs_dpdk_pkg", ["dpkg-query", "-W", "openvswitch-switch-dpdk"])):
-        try:
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=5).stdout.strip()
-            info[name] = out.splitlines()[0] if out else ""
-        except (OSError, subprocess.TimeoutExpired):
-            info[name] = ""
-    try:
-        info["loadavg"] = Path("/proc/loadavg").read_text().split()[:3]
-    except OSError:
-        pass
+    vm, ct = _out(["systemd-detect-virt", "--vm"]), _out(["systemd-detect-virt", "--container"])
+    if vm == "none" and info.get("hypervisor_flag"):
+        vm = "yes (hypervisor CPU flag; systemd-detect-virt --vm: none)"
+    info["virtualization"] = {"vm": vm, "container": ct, "virtual": bool(vm and vm != "none") or
+                              bool(ct and ct != "none")}
+    info["versions"] = versions()
+    # the keys earlier result files had
+    info["ovs"] = info["versions"]["ovs"]
+    info["testpmd_pkg"] = info["versions"]["testpmd"]
+    info["ovs_dpdk_pkg"] = info["versions"]["ovs_dpdk"]
     return info
 
 
@@ -200,9 +283,10 @@ def compare(session: Session, duration: float, rounds: int, progress: Progress =
 def summarize_pair(samples: dict[str, list[LoopSample]], systems: tuple[str, str] = ("harmless", "plain")) -> dict:
     """Medians per system; Mpps ratio and cycles ratio as medians of the per-round ratios (pure)."""
     a, b = systems
-    med = {s: {"mpps": statistics.median(x.mpps for x in v),
+    med = {s: {"mpps": statistics.median(x.mpps for x in v), "gbps": statistics.median(x.gbps for x in v),
                "cycles_per_packet": statistics.median(x.cycles_per_packet for x in v)} for s, v in samples.items()}
     out = {f"{a}_mpps": round(med[a]["mpps"], 3), f"{b}_mpps": round(med[b]["mpps"], 3),
+           f"{a}_gbps": round(med[a]["gbps"], 3), f"{b}_gbps": round(med[b]["gbps"], 3),
            f"{a}_cycles_per_packet": round(med[a]["cycles_per_packet"], 1),
            f"{b}_cycles_per_packet": round(med[b]["cycles_per_packet"], 1)}
     # Ratios are medians of per-round ratios: the two windows of a round are adjacent in time and share the

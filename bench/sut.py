@@ -57,22 +57,42 @@ class Sockets:
         return str(self.root / f"{name}.sock")
 
 
-def bench_plan(sock: Sockets) -> Plan:
-    """The HARMLESS plan of the benchmark: one switch, ports 7 and 10 (VIDs 107/110), one trunk each."""
+def bench_plan(sock: Sockets, trunk: str = "dpdk", ifaces: tuple[str, str] = ("", "")) -> Plan:
+    """The HARMLESS plan of the benchmark: one switch, ports 7 and 10 (VIDs 107/110), one trunk each.
+
+    Args:
+        trunk: ``dpdk`` (vhost-user client ports on ``sock``), ``system`` (AF_PACKET) or ``afxdp`` (AF_XDP,
+            ``xdp-mode=best-effort``: native XDP where the interface allows it, as ``type: auto`` does).
+        ifaces: the two kernel interfaces of the trunks (system/afxdp).
+    """
     ports = (PortPlan("Gi0/7", PORT_A, VID_A, "Gi0/47", "harmless-bench-p7"),
              PortPlan("Gi0/10", PORT_B, VID_B, "Gi0/48", "harmless-bench-p10"))
-    trunks = (TrunkPlan("Gi0/47", "hl-trunk-a", "dpdkvhostuserclient",
-                        (("vhost-server-path", sock.path("trunk-a")),), (VID_A,)),
-              TrunkPlan("Gi0/48", "hl-trunk-b", "dpdkvhostuserclient",
-                        (("vhost-server-path", sock.path("trunk-b")),), (VID_B,)))
+    if trunk == "dpdk":
+        trunks = (TrunkPlan("Gi0/47", "hl-trunk-a", "dpdkvhostuserclient",
+                            (("vhost-server-path", sock.path("trunk-a")),), (VID_A,)),
+                  TrunkPlan("Gi0/48", "hl-trunk-b", "dpdkvhostuserclient",
+                            (("vhost-server-path", sock.path("trunk-b")),), (VID_B,)))
+    else:
+        opts = (("xdp-mode", "best-effort"),) if trunk == "afxdp" else ()
+        trunks = (TrunkPlan("Gi0/47", ifaces[0], trunk, opts, (VID_A,)),
+                  TrunkPlan("Gi0/48", ifaces[1], trunk, opts, (VID_B,)))
     return Plan((SwitchPlan(SWITCH, OF_BRIDGE, "0000000000bec400", ("OpenFlow13",), (), ports, trunks),))
 
 
-def bootstrap_flows() -> list[str]:
-    """Untagged frames on trunk A/B -> patch 7/10 (one-time injection only; see module doc)."""
-    return [f"cookie={BOOTSTRAP_COOKIE:#x},table=0,priority=50,in_port={trunk_ofport(1, k)},"
-            f"vlan_tci=0x0000/0x1fff,actions=output:{patch_ofport(1, p)}"
-            for k, p in ((0, PORT_A), (1, PORT_B))]
+def bootstrap_flows(unidirectional: bool = False) -> list[str]:
+    """Untagged frames on trunk A/B -> patch 7/10 (one-time injection only; see module doc).
+
+    ``unidirectional``: also VID 110 frames on trunk A -> pop -> patch 7. In the one-way loop the generator sends
+    what trunk B delivered (tagged 110) back out of trunk A unchanged (io forwarding); this flow does for them
+    exactly what the translator's own flow does for VID 107 (match in_port + VID, pop_vlan, output patch).
+    """
+    out = [f"cookie={BOOTSTRAP_COOKIE:#x},table=0,priority=50,in_port={trunk_ofport(1, k)},"
+           f"vlan_tci=0x0000/0x1fff,actions=output:{patch_ofport(1, p)}"
+           for k, p in ((0, PORT_A), (1, PORT_B))]
+    if unidirectional:
+        out.append(f"cookie={BOOTSTRAP_COOKIE:#x},table=0,priority=50,in_port={trunk_ofport(1, 0)},"
+                   f"dl_vlan={VID_B},actions=pop_vlan,output:{patch_ofport(1, PORT_A)}")
+    return out
 
 
 def generator_ports(sock: Sockets, workload: Workload) -> list[VirtioPort]:

@@ -111,7 +111,12 @@ class TestpmdOptions:
         topology: ``loop`` (rx on a port, tx on the same port) or ``paired``.
         frame_size: ``--txpkts`` (frame size without the 4-byte CRC: 64 B frame = 60 here; see :func:`txpkts_for`).
         mbufs: ``--total-num-mbufs``.
-        vdev_kind: ``virtio_user`` (generator) or ``vhost`` (io-forwarding baseline: net_vhost clients).
+        vdev_kind: ``virtio_user`` (generator), ``vhost`` (io-forwarding baseline: net_vhost clients) or
+            ``af_packet`` (generator on the far side of veth pairs: ``VirtioPort.path`` is the interface name).
+        netns: run testpmd in this network namespace (``ip netns exec``; the af_packet generator's veth ends).
+        txsplit_rand: ``set txsplit rand`` before traffic: each generated frame takes a random number of the
+            ``txpkts_segments`` (uniform), which is how :data:`IMIX_SEGMENTS` makes the simple IMIX.
+        txpkts_segments: ``set txpkts`` segment lengths (overrides ``frame_size`` when set).
     """
 
     lcores: str = "0@0,1@0"
@@ -124,6 +129,17 @@ class TestpmdOptions:
     vdev_kind: str = "virtio_user"
     extra_eal: tuple[str, ...] = ()
     extra_app: tuple[str, ...] = ()
+    netns: str | None = None
+    txsplit_rand: bool = False
+    txpkts_segments: tuple[int, ...] = ()
+
+
+#: ``set txpkts`` segments that, with ``set txsplit rand`` (uniform 1..12 segments), give the simple IMIX 7:4:1 of
+#: 64/570/1518-byte frames (with FCS): 1-7 segments = 64-70 B, 8-11 = 570-573 B, 12 = 1518 B (with FCS)
+#: (IMIX: RFC 6985 section 4 names it; the 7:4:1 "simple IMIX" is the common Agilent/Spirent definition)
+IMIX_SEGMENTS = (60, 1, 1, 1, 1, 1, 1, 500, 1, 1, 1, 945)
+#: mean frame size (bytes, with FCS) of :data:`IMIX_SEGMENTS` under ``txsplit rand``
+IMIX_MEAN_FRAME = sum(sum(IMIX_SEGMENTS[:n]) + 4 for n in range(1, len(IMIX_SEGMENTS) + 1)) / len(IMIX_SEGMENTS)
 
 
 def txpkts_for(frame_size: int) -> int:
@@ -140,10 +156,13 @@ def build_argv(prefix: str, ports: list[VirtioPort], opt: TestpmdOptions) -> lis
     for i, p in enumerate(ports):
         if opt.vdev_kind == "vhost":
             eal.append(f"--vdev=net_vhost{i},iface={p.path},client=1,queues=1")
+        elif opt.vdev_kind == "af_packet":
+            eal.append(f"--vdev=net_af_packet{i},iface={p.path},qpairs=1,framecnt=2048")
         else:
             eal.append(f"--vdev=net_virtio_user{i},path={p.path},queues=1,server=1,mac={p.mac}")
         app.append(f"--eth-peer={i},{p.peer}")
-    return ["stdbuf", "-oL", "-eL", TESTPMD, *eal, *opt.extra_eal, "--", *app, *opt.extra_app]
+    ns = ["ip", "netns", "exec", opt.netns] if opt.netns else []
+    return [*ns, "stdbuf", "-oL", "-eL", TESTPMD, *eal, *opt.extra_eal, "--", *app, *opt.extra_app]
 
 
 @dataclass
@@ -192,6 +211,10 @@ class Testpmd:
 
     def wait_ready(self, timeout: float = 30) -> None:
         self._wait_for(PROMPT, 0, timeout)
+        if self.options.txpkts_segments:
+            self.command("set txpkts " + ",".join(str(x) for x in self.options.txpkts_segments))
+        if self.options.txsplit_rand:
+            self.command("set txsplit rand")
 
     def _reader(self) -> None:
         fd = self._proc.stdout.fileno()

@@ -305,7 +305,10 @@ def status(as_json, no_device):
                 out.print(f"  [yellow]TLS[/yellow] {escape(line.split('|', 4)[-1].strip())}", highlight=False)
         for name, tr in sw["trunks"].items():
             out.print(f"trunk {name}: link {tr['link_state']}, rx {tr['rx_packets']}, tx {tr['tx_packets']}"
-                      + (f", error {tr['error']}" if tr.get("error") else ""))
+                      + (f", type {tr['type']}" if tr.get("type") else "")
+                      + (f" ({tr['xdp_mode']} XDP)" if tr.get("xdp_mode") else "")
+                      + (f" [auto: {tr['why']}]" if tr.get("why") else "")
+                      + (f", error {tr['error']}" if tr.get("error") else ""), highlight=False)
         if sw.get("error"):
             out.print(f"[red]{sw['error']}[/red]")
 

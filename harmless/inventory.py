@@ -7,7 +7,7 @@ Shape (see README "Inventory reference" and ``examples/lab.yaml``)::
       - name, driver (napalm name: ios, ...), host, port, username,
         password_env: VAR  |  password_file: /path (mode 0600)      # a *reference*, never the password
         optional_args: {...}                                        # NAPALM optional_args
-        trunks: [{switch_port, server_interface, type: system|afxdp|dpdk|dpdkvhostuserclient, ...}]
+        trunks: [{switch_port, server_interface, type: auto|system|afxdp|dpdk|dpdkvhostuserclient, ...}]
         access_ports: [FastEthernet0/7, {interface: FastEthernet0/10, ofport: 10, vid: 110, trunk: Gi0/2,
                        qinq: false}]
         stag_tpid: 0x88a8                                           # outer TPID of qinq ports (default: driver's)
@@ -88,14 +88,15 @@ class Server(_Model):
 class Trunk(_Model):
     """One trunk cable: a switch port carrying the HARMLESS VIDs, and the server interface it plugs into.
 
-    ``type`` is the OVS interface type on the server: ``system`` (kernel netdev, e.g. a veth or NIC, AF_PACKET),
-    ``afxdp`` (AF_XDP, generic mode), ``dpdk`` (needs ``devargs``), ``dpdkvhostuserclient`` (needs
-    ``vhost_server_path``).
+    ``type`` is the OVS interface type on the server: ``auto`` (default: AF_XDP when it attaches to the kernel
+    interface, else AF_PACKET, with the reason; :mod:`harmless.otc.trunks`), ``system`` (kernel netdev, e.g. a veth
+    or NIC, AF_PACKET), ``afxdp`` (AF_XDP, generic mode), ``dpdk`` (needs ``devargs``), ``dpdkvhostuserclient``
+    (needs ``vhost_server_path``).
     """
 
     switch_port: str
     server_interface: str = Field(min_length=1, max_length=15)
-    type: Literal["system", "afxdp", "dpdk", "dpdkvhostuserclient"] = "system"
+    type: Literal["auto", "system", "afxdp", "dpdk", "dpdkvhostuserclient"] = "auto"
     devargs: str | None = None
     vhost_server_path: str | None = None
 

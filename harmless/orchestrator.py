@@ -97,10 +97,10 @@ def state_ovs(s: dict) -> Ovs:
 
 
 def _check_trunk_interfaces(inv: Inventory, src: str) -> None:
-    """Kernel trunk interfaces (system/afxdp) must exist before anything changes."""
+    """Kernel trunk interfaces (auto/system/afxdp) must exist before anything changes."""
     for i, sw in enumerate(inv.switches):
         for j, t in enumerate(sw.trunks):
-            if t.type not in ("system", "afxdp"):
+            if t.type not in ("auto", "system", "afxdp"):
                 continue
             ns = inv.server.netns
             if ns and not Path(f"/run/netns/{ns}").exists():
@@ -388,7 +388,8 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
                  bridges=[sp.bridge for sp in effective.switches])
         ovs.start()
         try:
-            bridges.apply(ovs, effective)
+            for choice in bridges.apply(ovs, effective):     # what each type-auto trunk became, and why
+                progress(choice.line())
         except OvsError:
             if ovs.private and ovs.datapath_conflict():
                 raise OvsError("server", "another Open vSwitch with a userspace (netdev) datapath already runs in "

@@ -25,6 +25,7 @@ import subprocess
 from harmless.errors import OvsError
 from harmless.otc import controllers as controller_side
 from harmless.otc import qos as qos_side
+from harmless.otc import trunks as trunk_types
 from harmless.otc.flows import (OTC_BRIDGE, OTC_COOKIE, patch_names, patch_ofport, translator_flows,
                                 trunk_ofport)
 from harmless.ovs import Ovs
@@ -50,8 +51,8 @@ def _controllers(ovs: Ovs, bridge: str) -> list[str]:
 
 
 def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict[str, dict],
-                         controllers: dict[str, list[str]], held_down: frozenset[str] = frozenset()
-                         ) -> list[list[str]]:
+                         controllers: dict[str, list[str]], held_down: frozenset[str] = frozenset(),
+                         resolved: dict[str, str] | None = None) -> list[list[str]]:
     """ovs-vsctl commands (one list per command) that turn the current DB state into the plan. Pure.
 
     Args:
@@ -61,6 +62,8 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
         controllers: current controller targets per existing br-of.
         held_down: br-of interface names whose legacy link is down (:func:`held_down`): they stay link-down
             placeholders (:func:`placeholder_commands`) instead of being turned back into patch ports.
+        resolved: ``{interface: "system"}``: ``type: auto`` trunks that must be AF_PACKET
+            (:func:`harmless.otc.trunks.preselect`); other ``auto`` trunks try AF_XDP.
     """
     cmds: list[list[str]] = []
     want_ports: set[str] = set()
@@ -86,9 +89,9 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
         for k, t in enumerate(sp.trunks):
             want_ports.add(t.server_interface)
             cmds.append(["--may-exist", "add-port", OTC_BRIDGE, t.server_interface])
-            iface = ["set", "Interface", t.server_interface, f"ofport_request={trunk_ofport(i, k)}",
-                     "type=" + ('""' if t.type == "system" else t.type)]
-            iface += [f"options:{k2}={v}" for k2, v in t.options]
+            typ, opts = trunk_types.interface_settings(t, resolved or {})
+            iface = ["set", "Interface", t.server_interface, f"ofport_request={trunk_ofport(i, k)}", "type=" + typ]
+            iface += [f"options:{k2}={v}" for k2, v in opts]
             cmds.append(iface)
             cmds.append(["set", "Port", t.server_interface, f"external_ids:harmless={sp.name}",
                          f"external_ids:harmless-trunk={t.switch_port}"])
@@ -120,10 +123,12 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
     return cmds
 
 
-def apply(ovs: Ovs, plan: Plan) -> None:
+def apply(ovs: Ovs, plan: Plan) -> list[trunk_types.TrunkChoice]:
     """Converge OVS to the plan: one OVSDB transaction, then the translator flows as one bundle.
 
     Idempotent (a second call changes nothing); repairs bridges and flows after an ovs-vswitchd restart.
+    Trunks of ``type: auto`` try AF_XDP and fall back to AF_PACKET (:mod:`harmless.otc.trunks`); what each became
+    is returned (one line each via ``TrunkChoice.line()``).
 
     Raises:
         OvsError: the transaction or the bundle failed (nothing of that step is applied).
@@ -134,12 +139,14 @@ def apply(ovs: Ovs, plan: Plan) -> None:
     wanted = {patch_names(sp.name, p.ofport)[1] for sp in plan.switches for p in sp.ports}
     for name in sorted(held & wanted):      # a reboot or a restore at boot loses the taps, OVSDB keeps the mark
         _ensure_tap(ovs, name)
-    cmds = convergence_commands(plan, bridges, _owned_ports(ovs), ctl, frozenset(held & wanted))
+    resolved = trunk_types.preselect(ovs, plan)
+    cmds = convergence_commands(plan, bridges, _owned_ports(ovs), ctl, frozenset(held & wanted), resolved)
     argv: list[str] = []
     for c in cmds:
         argv += (["--"] if argv else []) + c
     controller_side.apply_tls(ovs, plan)          # before the targets: ssl: connections need it (issue #13)
     ovs.vsctl(*argv, timeout=60)
+    choices = trunk_types.settle(ovs, plan, resolved)
     for name in sorted(held - wanted):      # ports that left the plan while held down
         _delete_tap(ovs, name)
     # out-of-band controller connections (in-band needs the LOCAL port to route to the controller), reconnect
@@ -148,6 +155,7 @@ def apply(ovs: Ovs, plan: Plan) -> None:
     stale_meters = qos_side.apply_before_flows(ovs, plan)   # meters and queues the flows refer to (docs/qos.md)
     install_flows(ovs, plan)
     qos_side.prune_meters(ovs, stale_meters)
+    return choices
 
 
 def install_flows(ovs: Ovs, plan: Plan) -> None:
@@ -378,10 +386,12 @@ def port_status(ovs: Ovs, sp: SwitchPlan) -> dict:
         ``{"ports": {ofport: {"name", "rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "br_of_state",
         "br_of_config", "blocked_by_watch"}},
         "controllers": [{"target", "is_connected", "role", "state", "last_error", ["tls_log"]}],
-        "trunks": {iface: {"link_state", "rx_packets", "tx_packets", "error"}}}``.
+        "trunks": {iface: {"link_state", "rx_packets", "tx_packets", "error", "type", "xdp_mode", "auto",
+        "why"}}}`` (``type`` the OVS interface type in use: system = AF_PACKET, afxdp, dpdk...).
     """
     ifaces = {r["name"]: r for r in ovs.vsctl_json("Interface", columns=["name", "statistics", "link_state",
-                                                                           "error", "ofport"])}
+                                                                           "error", "ofport", "type",
+                                                                           "external_ids"])}
     live = parse_dump_ports(ovs.ofctl("-O", "OpenFlow13", "dump-ports", sp.bridge))   # OVSDB stats lag by 5 s
     links = link_view(ovs, sp)
     ports = {}
@@ -398,7 +408,8 @@ def port_status(ovs: Ovs, sp: SwitchPlan) -> dict:
         c = otc_live.get(r.get("ofport"), {}) if isinstance(r.get("ofport"), int) else {}
         trunks[t.server_interface] = {"link_state": r.get("link_state") or "unknown",
                                       "error": r.get("error") or None,
-                                      "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0)}
+                                      "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0),
+                                      **trunk_types.describe(ovs, t.server_interface, r)}
     ctls = []
     uuids = ovs.vsctl("get", "Bridge", sp.bridge, "controller").strip().strip("[]").replace(" ", "")
     for u in filter(None, uuids.split(",")):

@@ -154,9 +154,16 @@ def _print_table(res: dict[str, Any]) -> None:
 @click.option("--spare-servers", metavar="N", help="Servers you already own (count as zero CAPEX).")
 @click.option("--legacy-owned", metavar="N|all", help="Legacy switches you already own (default: all, as in the paper).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+@click.option("--server-gbps", metavar="X", help="Measured HARMLESS capacity of one server in Gbit/s (IMIX): adds a "
+              "HARMLESS row sized by it instead of the paper's assumption (switch scenario).")
+@click.option("--bench-result", metavar="FILE", help="Take --server-gbps from a 'harmless bench --sizing --json' "
+              "result file (best trunk type).")
+@click.option("--load", "load_pct", default="100", show_default=True, metavar="PCT",
+              help="With --server-gbps: average load of an access port in % of its speed.")
 @click.pass_context
 def capex(ctx: click.Context, ports: str | None, speed: str, scenario: str, catalog_path: str | None,
-          spare_servers: str | None, legacy_owned: str | None, as_json: bool) -> None:
+          spare_servers: str | None, legacy_owned: str | None, as_json: bool, server_gbps: str | None,
+          bench_result: str | None, load_pct: str) -> None:
     """CAPEX of an SDN deployment as hardware OpenFlow switches, software switches or HARMLESS.
 
     Models and 2017 prices from Csikor et al., IFIP Networking 2018 (Sec. III, IV.B.3, Table I).
@@ -176,6 +183,8 @@ def capex(ctx: click.Context, ports: str | None, speed: str, scenario: str, cata
             res = capex_result(cat, sc, n, sp, owned)
         except InputError as err:
             raise _ports_error(err) from None
+        if server_gbps is not None or bench_result is not None:
+            res["harmless_measured"] = _measured(n, sp, sc, cat, owned, server_gbps, bench_result, load_pct)
     except HarmlessError as err:
         _fail(err)
         return
@@ -183,6 +192,51 @@ def capex(ctx: click.Context, ports: str | None, speed: str, scenario: str, cata
         click.echo(json.dumps(res))
     else:
         _print_table(res)
+        hm = res.get("harmless_measured")
+        if hm:
+            click.echo(f"HARMLESS with this server's measured capacity ({hm['server_gbps']:g} Gbit/s, "
+                       f"{hm['source']}; access ports at {hm['load'] * 100:g} % load): {hm['capex']:,.0f} "
+                       f"{res['currency']}, {hm['per_port']:,.2f} per port, {hm['servers']} server(s) of "
+                       f"{hm['ports_per_server']} ports (limited by {hm['limited_by']})")
+
+
+def _float_opt(value: str, name: str, what: str) -> float:
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        raise InputError(name, f"{value!r} is not a number", f"give {what}") from None
+
+
+def _measured(n: int, sp: str, sc: str, cat: Catalog, owned: m.Owned, server_gbps: str | None,
+              bench_result: str | None, load_pct: str) -> dict[str, Any]:
+    """The ``harmless_measured`` part of the result (:func:`harmless.cost.capacity.measured_harmless`)."""
+    from harmless.bench.sizing import server_gbps_from
+    from harmless.cost.capacity import measured_harmless
+    if sc != "switch":
+        raise InputError("--server-gbps", f"a measured capacity applies to the switch scenario, not {sc}",
+                         "drop --scenario or --server-gbps/--bench-result")
+    if server_gbps is not None and bench_result is not None:
+        raise InputError("--bench-result", "given together with --server-gbps", "give one of them")
+    load = _float_opt(load_pct, "--load", "a percentage, e.g. 30") / 100
+    if bench_result is not None:
+        try:
+            text = open(bench_result).read()
+            try:
+                doc = json.loads(text)
+            except ValueError:            # captured output of harmless bench --sizing --json: JSON is the last line
+                doc = json.loads(text.strip().splitlines()[-1] if text.strip() else "{}")
+            gbps, what = server_gbps_from(doc)
+        except OSError as e:
+            raise InputError("--bench-result", f"cannot read {bench_result}: {e.strerror}",
+                             "give the JSON file harmless bench --sizing --json --out DIR wrote (sizing.json)") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise InputError("--bench-result", f"{bench_result}: {e}",
+                             "give the sizing.json of harmless bench --sizing --out DIR") from None
+        source = f"{bench_result}: {what}"
+    else:
+        gbps = _float_opt(server_gbps, "--server-gbps", "the measured Gbit/s, e.g. 4.5")
+        source = "--server-gbps"
+    return measured_harmless(n, sp, cat, gbps, load, owned.spare_servers, source)
 
 
 @capex.command("report")

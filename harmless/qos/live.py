@@ -29,7 +29,7 @@ from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.otc import qos as qos_side
 from harmless.plan import Plan, SwitchPlan
-from harmless.qos.model import PortQos, QosSettings, trunk_problem
+from harmless.qos.model import KERNEL_QDISC_TRUNKS, PortQos, QosSettings, trunk_problem
 
 Progress = Callable[[str], None]
 #: how long ``qos`` commands wait for the state lock (a ``watch`` round holds it for milliseconds)
@@ -120,20 +120,27 @@ def _find(s: dict, plan: Plan, switch: str, interface: str) -> tuple[SwitchPlan,
                      f"harmless qos set {switch} {sp.ports[0].interface} --egress 50")
 
 
-def _check_enforceable(sp: SwitchPlan, k: int, q: PortQos | None, scheduler_given: bool) -> None:
+def _check_enforceable(sp: SwitchPlan, k: int, q: PortQos | None, scheduler_given: bool,
+                       running_type: str | None = None) -> None:
+    """Refuse what the port's trunk cannot enforce; ``running_type`` is the trunk Interface's OVS type now."""
     if q is None:
         return
     trunk = next(t for t in sp.trunks if t.switch_port == sp.ports[k].trunk)
     bad = trunk_problem(trunk.type, q, scheduler_given)
     if bad:
         raise InputError(f"--{bad[0].split('_')[0]}", bad[1], bad[2])
-    if q.egress_mbps is not None and trunk.type == "system" and q.scheduler == "hfsc":
+    if trunk.type == "auto" and running_type == "afxdp" and q.egress_mbps is not None:
+        raise InputError("--egress", f"trunk {trunk.server_interface} (type auto) runs AF_XDP now, whose transmits "
+                         "bypass the kernel's queueing discipline", f"add qos: {{egress_mbps: ...}} to "
+                         f"{sp.ports[k].interface} in the inventory and run harmless up (an auto trunk with egress "
+                         "shaping runs AF_PACKET), or drop --egress")
+    if q.egress_mbps is not None and trunk.type in KERNEL_QDISC_TRUNKS and q.scheduler == "hfsc":
         ok, why = qos_side.hfsc_supported()
         if not ok:
             raise InputError("--scheduler", why, "use --scheduler htb")
     others = {p.qos.scheduler for p in sp.ports if p is not sp.ports[k] and p.trunk == sp.ports[k].trunk
               and p.qos is not None and p.qos.egress_mbps is not None}
-    if q.egress_mbps is not None and trunk.type == "system" and others and q.scheduler not in others:
+    if q.egress_mbps is not None and trunk.type in KERNEL_QDISC_TRUNKS and others and q.scheduler not in others:
         raise InputError("--scheduler", f"the other shaped ports of trunk {trunk.server_interface} use "
                          f"{others.pop()} (one scheduler per trunk)", "use the same --scheduler")
 
@@ -150,7 +157,9 @@ def _change(switch: str, interface: str, make: Callable[[PortQos | None], PortQo
         sp, k, _i = _find(s, plan, switch, interface)
         port = sp.ports[k]
         new_q = make(port.qos)
-        _check_enforceable(sp, k, new_q, scheduler_given)
+        trunk_if = next(t.server_interface for t in sp.trunks if t.switch_port == port.trunk)
+        rows = {r["name"]: r for r in state_ovs(s).vsctl_json("Interface", columns=["name", "type"])}
+        _check_enforceable(sp, k, new_q, scheduler_given, (rows.get(trunk_if) or {}).get("type"))
         new_sp = replace(sp, ports=tuple(replace(p, qos=new_q) if j == k else p for j, p in enumerate(sp.ports)))
         new_plan = Plan(tuple(new_sp if x.name == sp.name else x for x in plan.switches))
         result = {"switch": sp.name, "interface": port.interface, "ofport": port.ofport, "vid": port.vid,

@@ -40,7 +40,10 @@ INGRESS_BURST_S = 0.3
 #: (measured, docs/qos.md "Bursts")
 EGRESS_BURST_S = 0.01
 #: trunk types and the egress mechanism each has (None: egress QoS cannot be enforced there)
-EGRESS_BY_TRUNK = {"system": "linux", "afxdp": None, "dpdk": "trtcm-policer", "dpdkvhostuserclient": "trtcm-policer"}
+#: trunk types whose egress is shaped by a kernel qdisc (``auto`` runs AF_PACKET when a port on it has egress QoS:
+#: :func:`harmless.otc.trunks.preselect`)
+KERNEL_QDISC_TRUNKS = ("system", "auto")
+EGRESS_BY_TRUNK = {"system": "linux", "auto": "linux", "afxdp": None, "dpdk": "trtcm-policer", "dpdkvhostuserclient": "trtcm-policer"}
 
 
 class QosSettings(BaseModel):
@@ -181,7 +184,7 @@ def check_inventory(inv, src: str) -> None:
             bad = trunk_problem(t.type, q, q.scheduler is not None)
             if bad:
                 raise InputError(f"{src}: switches[{i}].access_ports[{j}].qos.{bad[0]}", bad[1], bad[2])
-            if q.egress_mbps is not None and t.type == "system":
+            if q.egress_mbps is not None and t.type in KERNEL_QDISC_TRUNKS:
                 mine = q.scheduler or "htb"
                 other = schedulers.setdefault(t.server_interface, (mine, j))
                 if other[0] != mine:

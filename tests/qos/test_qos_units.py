@@ -193,3 +193,17 @@ def test_up_refuses_hfsc_on_a_kernel_without_it(monkeypatch):
     assert "switches[0].access_ports[1].qos.scheduler" in str(e.value) and "HFSC" in str(e.value)
     monkeypatch.setattr(q, "hfsc_supported", lambda: (True, "ok"))
     check_kernel(i, "inv.yaml")
+
+
+def test_auto_trunk_with_egress_shaping_runs_af_packet():
+    """type auto (the default) + egress QoS: validated like a kernel trunk, preselected AF_PACKET, linux-htb row."""
+    from harmless.otc import trunks
+    i = inv("{egress_mbps: 50}", "auto")
+    assert i.switches[0].trunks[0].type == "auto" and i.switches[0].access_ports[1].qos.egress_mbps == 50
+    shaped = plan(qos10=PortQos(None, None, 50, None, "htb"), trunk_type="auto")
+    sp = shaped.switches[0]
+    assert trunks.shaped(sp, sp.trunks[0])
+    assert trunks.interface_settings(sp.trunks[0], {"hl-t0": "system"}) == ('""', ())
+    assert q.wanted_trunks(shaped)["hl-t0"]["type"] == "linux-htb"
+    policed = plan(qos10=PortQos(20, None, None, None, "htb"), trunk_type="auto").switches[0]
+    assert not trunks.shaped(policed, policed.trunks[0])          # ingress only: AF_XDP stays possible

@@ -38,7 +38,7 @@ def test_good_inventory_parses_with_defaults():
     assert [p.interface for p in sw.access_ports] == ["FastEthernet0/7", "FastEthernet0/10"]
     assert sw.access_ports[1].vid == 110
     assert sw.bridge == "br-of-sw1"
-    assert sw.trunks[0].type == "system"
+    assert sw.trunks[0].type == "auto"
     assert inv.server.ovs == "auto"
     assert len(sw.dpid) == 16 and sw.dpid == parse_inventory(yaml.safe_dump(GOOD)).switches[0].dpid  # stable
 
