@@ -160,6 +160,17 @@ def test_migration_by_port_status(ov):
     assert s["vms"]["r3"]["at"][0] == "s1" and s["vms"]["r3"]["registry_server"] == "s1"
 
 
+def converged_ping(ov: str, vm: str, ip: str, within_s: float = 20) -> bool:
+    """True once two pings from ``vm`` to ``ip`` both come back (tried until ``within_s`` seconds have passed)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        if M.ping(ov, vm, ip, count=2, wait_s=3)[1] == 2:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+
+
 def test_vm_add_remove_cli(ov):
     from harmless.cli import main
     run = CliRunner()
@@ -169,8 +180,9 @@ def test_vm_add_remove_cli(ov):
     deadline = time.monotonic() + 30
     while "r4" not in L.status(ov).get("vids", {}).get("s3", {}) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert M.ping(ov, "r1", "10.0.0.4", count=2)[1] == 2           # red now has 10.0.0.4 too ...
-    assert M.ping(ov, "b1", "10.0.0.4", count=2)[1] == 2           # ... and blue's b4 still answers blue
+    # the controller installs r4's flows on every red server after the VID shows: converge, then both answer
+    assert converged_ping(ov, "r1", "10.0.0.4")                      # red now has 10.0.0.4 too ...
+    assert M.ping(ov, "b1", "10.0.0.4", count=2, wait_s=3)[1] == 2  # ... and blue's b4 still answers blue
     neigh = L.nsexec(L.ns(ov, "r1"), "ip", "neigh", "show", "10.0.0.4").stdout
     assert "52:54:00:11:00:04" in neigh
     bad = run.invoke(main, ["overlay", "vm", "add", "r5", "--tenant", "red", "--mac", "52:54:00:11:00:04",
