@@ -274,6 +274,8 @@ def recover(as_json):
         click.echo(json.dumps(r))
     elif r["recovered"] == "nothing":
         out.print("nothing to recover (no interrupted run)")
+    elif r["recovered"] == "restore":
+        out.print("recovered: the interrupted harmless restore was run again; the server side is rebuilt")
     elif r["recovered"] == "previous deployment":
         out.print(f"recovered: {', '.join(r['switches']) or 'no switch'} back as before the interrupted up; "
                   "bridges rebuilt to the deployed plan")
@@ -534,6 +536,9 @@ def _register_components():
     from harmless.bench.cli import bench
     from harmless.cost.cli import capex
     from harmless.oshi.cli import oshi
+    from harmless.ops_cli import exporter, restore
+    main.add_command(restore)
+    main.add_command(exporter)
     main.add_command(capex)
     main.add_command(bench)
     main.add_command(oshi)

@@ -758,6 +758,9 @@ def recover(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> 
         if journal.is_finished(recs):
             return {"recovered": "nothing"}
         first = recs[0]
+        if first.get("op") == "restore":      # an interrupted harmless restore (server only): run it again
+            from harmless.restore import restore_locked
+            return {"recovered": "restore", **restore_locked(progress)}
         try:
             s = st.load()
         except StateError:
