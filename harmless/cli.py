@@ -347,11 +347,11 @@ def status(as_json, no_device):
 
 
 @main.command()
-@click.option("--interval", default=1.0, show_default=True, type=float,
+@click.option("--interval", default=1.0, show_default=True, type=float, envvar="HARMLESS_WATCH_INTERVAL",
               help="seconds between polls of the switches' link states (0.5 or more)")
 @click.option("--once", is_flag=True, help="poll once, mirror what changed, exit")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line for each change")
-@click.option("--syslog", default=None, metavar="HOST:PORT",
+@click.option("--syslog", default=None, metavar="HOST:PORT", envvar="HARMLESS_WATCH_SYSLOG",
               help="also listen for the switches' syslog (UDP): a link-change message polls that switch at once")
 @handle_errors
 def watch(interval, once, as_json, syslog):
@@ -362,7 +362,7 @@ def watch(interval, once, as_json, syslog):
     when it comes back it is LIVE again. OVS sends an OpenFlow port-status each time (DELETE + ADD, the port keeps its
     number and name; see docs/link-state.md). The port's config bits stay the controller's. With --syslog, a
     link-change syslog message from a switch polls it at once (the device's answer is what counts). Runs until Ctrl-C;
-    packaging/harmless-watch.service runs it as a service.
+    packaging/systemd/harmless-watch.service runs it as a service.
     """
     _need_root()
     from harmless import linkwatch

@@ -50,8 +50,10 @@ def restore(wait_controller, dry_run, as_json):
 
 @click.command()
 @click.option("--listen", default="127.0.0.1:9478", show_default=True, metavar="HOST:PORT",
+              envvar="HARMLESS_EXPORTER_LISTEN",
               help="address of the HTTP server (/metrics); 0.0.0.0:9478 to let a remote Prometheus scrape it")
 @click.option("--device-interval", default=30.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
+              envvar="HARMLESS_EXPORTER_DEVICE_INTERVAL",
               help="seconds between device polls (link states and counters of the legacy switches); 0: never")
 @handle_errors
 def exporter(listen, device_interval):
