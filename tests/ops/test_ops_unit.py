@@ -110,3 +110,21 @@ def test_units_run_the_packaged_cli_and_read_the_settings(unit):
     assert re.search(r"^ExecStart=/usr/bin/harmless (restore|watch|exporter)$", text, re.M)
     assert "EnvironmentFile=-/etc/harmless/harmless.env" in text
     assert "NoNewPrivileges=yes" in text and "ProtectSystem=" in text
+
+
+def test_napalm_interface_counters_sum_packets_and_leave_unreported_ones_out():
+    """The driver maps NAPALM ``get_interfaces_counters`` (-1 = not reported) to the exporter's device counters."""
+    from harmless.switch_drivers.ios.driver import IosDriver
+
+    class Device:
+        def get_interfaces_counters(self):
+            return {"FastEthernet0/7": {"rx_unicast_packets": 10, "rx_multicast_packets": 2, "rx_broadcast_packets": 1,
+                                        "tx_unicast_packets": 7, "tx_multicast_packets": 0,
+                                        "tx_broadcast_packets": -1, "rx_octets": 1300, "tx_octets": 700,
+                                        "rx_discards": 4, "tx_discards": -1},
+                    "FastEthernet0/8": {}}
+    drv = IosDriver("127.0.0.1", 22, "admin", "not-a-secret")
+    drv._device = Device()
+    assert drv.interface_counters() == {
+        "FastEthernet0/7": {"rx_packets": 13, "rx_bytes": 1300, "rx_dropped": 4, "tx_bytes": 700},
+        "FastEthernet0/8": {}}
