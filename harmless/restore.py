@@ -153,7 +153,8 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
     j.record("restore.begin", switches=[sp.name for sp in plan.switches])
     j.record("server.build", ovs=s.get("ovs"), created_ovs=False, bridges=[sp.bridge for sp in plan.switches])
     if started:
-        progress(f"starting {' and '.join(started)} of HARMLESS's Open vSwitch in {ovs.base_dir}")
+        progress(f"{','.join(sp.name for sp in plan.switches)}: starting {' and '.join(started)} of HARMLESS's "
+                 f"Open vSwitch in {ovs.base_dir}")
     ovs.start()
     bridges.apply(ovs, plan)
     problems = bridges.verify(ovs, plan)

@@ -10,7 +10,8 @@ One lab for the module (two hosts on FastEthernet0/7 and 0/8, the bundled learni
   plugging it back turns both to 1 again;
 * ovs-vswitchd stopped and br-of-sw1 deleted from OVSDB, pings fail; ``harmless restore`` (the command the
   harmless-restore unit runs) starts ovs-vswitchd, rebuilds br-of-sw1 and the translator flows, never contacts the
-  switch (its running config is unchanged), and pings pass again.
+  switch (its running config is unchanged), and pings pass again. Then only the server side is removed (the lab
+  is deleted right after).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.demo import free_port
 from harmless.lab import topology as lab
+from harmless.otc import bridges
 from harmless.restore import restore
 from tests.lab.conftest import make_lab
 
@@ -160,11 +162,15 @@ def test_restore_rebuilds_the_server_after_an_ovs_vswitchd_restart(lab2):
     assert res["restored"] and res["ovs"]["started"] == ["ovs-vswitchd"]
     assert (sw["bridge_was_present"], sw["translator_flows_before"]) == (False, 0)
     assert sw["translator_flows"] == sw["translator_flows_expected"] == 4
-    assert all(line.startswith(("sw1:", "starting")) for line in lines) and len(lines) == 3
+    assert all(line.startswith("sw1: ") for line in lines) and len(lines) == 3    # the unit's journal lines
     assert "br-of-sw1" in ovs.vsctl("list-br").split()
     desc = ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", "br-of-sw1")
     assert " 7(sw1-p7):" in desc and " 8(sw1-p8):" in desc      # the legacy port numbers again
     assert wait_for(lambda: lab.ping(L.info, 7, 8, count=1) == 0.0, 30, "traffic after restore")
     assert lab.ping(L.info, 8, 7, count=2) == 0.0
     assert L.running_config() == config_before               # the switch was not touched
-    assert orch.down()["config_restored"]
+    # The lab (switch included) is deleted next: remove only the server side. A `harmless down` would spend ~14 s
+    # restoring the config of a switch that is thrown away right after (the lab tests prove down elsewhere).
+    bridges.remove(ovs, ["br-of-sw1"])
+    ovs.stop()
+    st.clear()
