@@ -128,3 +128,30 @@ def test_napalm_interface_counters_sum_packets_and_leave_unreported_ones_out():
     assert drv.interface_counters() == {
         "FastEthernet0/7": {"rx_packets": 13, "rx_bytes": 1300, "rx_dropped": 4, "tx_bytes": 700},
         "FastEthernet0/8": {}}
+
+
+def test_pmd_busy_percent_is_taken_between_scrapes():
+    """OVS-DPDK PMD metrics from ``dpif-netdev/pmd-stats-show`` (block format as OVS 3.1 prints it)."""
+    def block(idle, busy):
+        return (f"pmd thread numa_id 0 core_id 1:\n  packets received: 100\n  idle cycles: {idle} (0.00%)\n"
+                f"  processing cycles: {busy} (0.00%)\nmain thread:\n  packets received: 0\n")
+
+    class Ovs:
+        texts = [block(900, 100), block(1200, 800)]
+
+        def appctl(self, *args, timeout=30):
+            assert args == ("dpif-netdev/pmd-stats-show",)
+            return self.texts.pop(0)
+
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+    c = HarmlessCollector()
+    ovs = Ovs()
+    values = []
+    for _ in range(2):
+        fam = {"pmd_c": CounterMetricFamily("harmless_pmd_cycles", "", labels=["pmd", "kind"]),
+               "pmd_b": GaugeMetricFamily("harmless_pmd_busy_percent", "", labels=["pmd"])}
+        c._pmd(fam, ovs)
+        values.append(({tuple(s.labels.values()): s.value for s in fam["pmd_c"].samples},
+                       [(s.labels["pmd"], s.value) for s in fam["pmd_b"].samples]))
+    assert values[0] == ({("pmd1", "busy"): 100, ("pmd1", "idle"): 900}, [("pmd1", 10.0)])   # since OVS started
+    assert values[1][1] == [("pmd1", 70.0)]             # (800-100) / ((800-100) + (1200-900))
