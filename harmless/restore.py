@@ -9,9 +9,9 @@ and their TLS/backoff settings, link-down placeholders of ports ``watch`` holds 
 bundle), then verifies it (:func:`harmless.otc.bridges.verify`). It never opens a session to a switch.
 
 Steps, each journaled (:mod:`harmless.journal`, op ``restore``) before it happens:
-``restore.begin`` → ``server.build`` → ``server.built`` → per extra step (:data:`EXTRA_STEPS`) ``server.extra`` →
-``restore.end``. A restore killed half-way leaves a ``restore`` journal; the next ``restore`` (or ``recover``)
-simply runs it again (every step is idempotent).
+``restore.begin`` → ``server.build`` → ``server.built`` → per extra step (:data:`EXTRA_STEPS`)
+``server.extra`` → ``restore.end``. A restore killed half-way leaves a ``restore`` journal; the next ``restore``
+(or ``recover``) simply runs it again (every step is idempotent).
 
 An unfinished journal of another operation (an interrupted ``up``/``down``/``recover``) is **reported, not
 finished**: finishing it means restoring switch configs (``harmless recover`` / ``harmless down``), which a boot-time

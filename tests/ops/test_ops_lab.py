@@ -103,8 +103,9 @@ def test_exporter_counters_rise_with_traffic_and_link_state_follows_a_pulled_cab
         rx7 = [port_metric(x, "harmless_port_packets_total", 7, side="br_of", direction="rx") for x in (before, after)]
         tx8 = [port_metric(x, "harmless_port_packets_total", 8, side="br_of", direction="tx") for x in (before, after)]
         by7 = [port_metric(x, "harmless_port_bytes_total", 7, side="br_of", direction="rx") for x in (before, after)]
+        device = [k for k in after if k[0] == "harmless_port_packets_total" and ("side", "device") in k]
         print(f"\nbr-of port 7 rx packets {rx7}, port 8 tx packets {tx8}, port 7 rx bytes {by7}; device-side "
-              f"packet counters: {sorted({k for k in after if k[0] == 'harmless_port_packets_total' and ('side', 'device') in k})[:2]}")
+              f"packet counters: {len(device)} (the emulated IOS reports none)")
         assert rx7[1] - rx7[0] >= 5 and tx8[1] - tx8[0] >= 5      # 5 echo requests in, out to host 8
         assert by7[1] - by7[0] >= 5 * 98                             # 98-byte ICMP echo frames
         # pull host 7's cable: the device side goes down at the exporter's next device poll
