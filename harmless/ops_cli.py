@@ -13,7 +13,7 @@ import threading
 
 import click
 
-from harmless.cli import _need_root, handle_errors, out
+from harmless.clikit import handle_errors, need_root, out
 
 
 def _journal_line(msg: str) -> None:
@@ -39,7 +39,7 @@ def restore(wait_controller, dry_run, as_json):
     configs, which is `harmless recover` or `harmless down`, run by an operator. An interrupted restore is simply
     run again. Nothing deployed: says so, exit 0.
     """
-    _need_root()
+    need_root()
     from harmless.restore import restore as do_restore
     r = do_restore(_journal_line, wait_controller=wait_controller, dry_run=dry_run)
     if as_json:
