@@ -236,6 +236,8 @@ def recover(as_json):
         click.echo(json.dumps(r))
     elif r["recovered"] == "nothing":
         out.print("nothing to recover (no interrupted run)")
+    elif r["recovered"] == "restore":
+        out.print("recovered: the interrupted harmless restore was run again; the server side is rebuilt")
     elif r["recovered"] == "previous deployment":
         out.print(f"recovered: {', '.join(r['switches']) or 'no switch'} back as before the interrupted up; "
                   "bridges rebuilt to the deployed plan")
@@ -314,11 +316,11 @@ def status(as_json, no_device):
 
 
 @main.command()
-@click.option("--interval", default=1.0, show_default=True, type=float,
+@click.option("--interval", default=1.0, show_default=True, type=float, envvar="HARMLESS_WATCH_INTERVAL",
               help="seconds between polls of the switches' link states (0.5 or more)")
 @click.option("--once", is_flag=True, help="poll once, mirror what changed, exit")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line for each change")
-@click.option("--syslog", default=None, metavar="HOST:PORT",
+@click.option("--syslog", default=None, metavar="HOST:PORT", envvar="HARMLESS_WATCH_SYSLOG",
               help="also listen for the switches' syslog (UDP): a link-change message polls that switch at once")
 @handle_errors
 def watch(interval, once, as_json, syslog):
@@ -329,7 +331,7 @@ def watch(interval, once, as_json, syslog):
     when it comes back it is LIVE again. OVS sends an OpenFlow port-status each time (DELETE + ADD, the port keeps its
     number and name; see docs/link-state.md). The port's config bits stay the controller's. With --syslog, a
     link-change syslog message from a switch polls it at once (the device's answer is what counts). Runs until Ctrl-C;
-    packaging/harmless-watch.service runs it as a service.
+    packaging/systemd/harmless-watch.service runs it as a service.
     """
     _need_root()
     from harmless import linkwatch
@@ -503,6 +505,9 @@ def _register_components():
     from harmless.bench.cli import bench
     from harmless.cost.cli import capex
     from harmless.oshi.cli import oshi
+    from harmless.ops_cli import exporter, restore
+    main.add_command(restore)
+    main.add_command(exporter)
     main.add_command(capex)
     main.add_command(bench)
     main.add_command(oshi)

@@ -242,7 +242,7 @@ def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEve
         except st.LockedError as e:
             on_error(f"{sp.name}: not mirrored this round: {e.problem}")
         except HarmlessError as e:
-            on_error(str(e))
+            on_error(f"{sp.name}: {e}")
 
     try:
         while True:

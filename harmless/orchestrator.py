@@ -764,6 +764,9 @@ def recover(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> 
         first = recs[0]
         if first.get("op") == "qos":          # an interrupted `harmless qos set/clear`: apply what the state says
             return qos_live_finish(recs, progress)
+        if first.get("op") == "restore":      # an interrupted harmless restore (server only): run it again
+            from harmless.restore import restore_locked
+            return {"recovered": "restore", **restore_locked(progress)}
         try:
             s = st.load()
         except StateError:

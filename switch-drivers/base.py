@@ -227,6 +227,19 @@ class SwitchDriver(abc.ABC):
         """Operational state per interface: ``{name: "up" | "down" | "admin-down"}``."""
         raise NotImplementedError
 
+    def interface_counters(self) -> dict[str, dict[str, int]]:
+        """Traffic counters per interface as the device counts them (read-only; ``harmless exporter``).
+
+        Returns:
+            ``{name: {"rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_dropped", "tx_dropped"}}`` (packets:
+            unicast + multicast + broadcast; dropped: discards); a counter the device does not report is left out.
+
+        Raises:
+            NotImplementedError: the driver cannot read counters.
+            DeviceError: the device cannot be read.
+        """
+        raise NotImplementedError
+
     @abc.abstractmethod
     def restore(self, saved_config: str) -> str:
         """Replace the running config with ``saved_config`` (a text from ``running_config``); return the diff applied."""

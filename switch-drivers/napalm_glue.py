@@ -217,6 +217,26 @@ class NapalmDriver(SwitchDriver):
             out[name] = "admin-down" if not i.get("is_enabled", True) else ("up" if i.get("is_up") else "down")
         return out
 
+    def interface_counters(self) -> dict[str, dict[str, int]]:
+        """Counters per interface (NAPALM ``get_interfaces_counters``; -1 = not reported by the device, left out).
+
+        Returns:
+            see :meth:`SwitchDriver.interface_counters`.
+        """
+        out = {}
+        for name, c in self._call("get_interfaces_counters", self._dev().get_interfaces_counters).items():
+            row = {}
+            for d in ("rx", "tx"):
+                pk = [c.get(f"{d}_{k}_packets", -1) for k in ("unicast", "multicast", "broadcast")]
+                if all(v >= 0 for v in pk):
+                    row[f"{d}_packets"] = sum(pk)
+                if c.get(f"{d}_octets", -1) >= 0:
+                    row[f"{d}_bytes"] = c[f"{d}_octets"]
+                if c.get(f"{d}_discards", -1) >= 0:
+                    row[f"{d}_dropped"] = c[f"{d}_discards"]
+            out[name] = row
+        return out
+
     # ------------------------------------------------------------------ candidate workflow
     def load_merge(self, config: str) -> str:
         """Load ``config`` as merge candidate and return the device's diff ('' when nothing changes).

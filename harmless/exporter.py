@@ -1,0 +1,413 @@
+"""``harmless exporter``: Prometheus metrics of a HARMLESS deployment (prometheus_client, text format 0.0.4).
+
+Every scrape reads the state (``state.json``, the journal) and OVS (``ovs-ofctl dump-ports``/``dump-ports-desc``,
+OVSDB ``Controller`` rows, br-otc's translator flows) afresh; it takes no lock and changes nothing. What only the
+legacy switch knows (its link states and counters) is read by a background poller every ``device_interval`` seconds
+(one NAPALM session per switch, kept open, reopened after an error) and served from that cache, so a scrape never
+waits for a device. Label ``side`` says where a counter was taken: ``br_of`` (the OpenFlow port on br-of, i.e. what
+the controller's pipeline saw) or ``device`` (the legacy access port on the switch).
+
+Metrics (all prefixed ``harmless_``):
+
+=========================================== ======= =============================================================
+name                                        type    labels / meaning
+=========================================== ======= =============================================================
+``deployed``                                gauge   1 when a plan is deployed (state.json has one)
+``port_packets_total``                      counter switch, interface, ofport, side, direction (rx/tx)
+``port_bytes_total``                        counter same labels; bytes
+``port_dropped_total``                      counter same labels; drops (br_of: OVS drop counter; device: discards)
+``port_link_up``                            gauge   switch, interface, ofport, source (device / br_of): 1 up, 0 down
+``port_blocked_by_watch``                   gauge   switch, interface, ofport: 1 while ``watch`` holds it link-down
+``controller_connected``                    gauge   switch, bridge, target: 1 connected
+``controller_role``                         gauge   switch, target, role (master/slave/other): always 1 (info)
+``translator_flows``                        gauge   switch: its translator flows present on br-otc
+``translator_flows_expected``               gauge   switch: how many the plan has
+``last_run_timestamp_seconds``              gauge   switch, op (up/down): end of the last run that included it
+``last_run_success``                        gauge   switch, op: 1 when that run ended well for the switch
+``journal_unfinished``                      gauge   switch: 1 when an interrupted run's journal names it (all
+                                                    deployed switches otherwise 0); ``switch="*"``: any journal
+``device_poll_success``                     gauge   switch: 1 when the last device poll answered
+``device_poll_timestamp_seconds``           gauge   switch: when it answered
+``pmd_cycles_total``                        counter pmd, kind (busy/idle): PMD thread cycles (OVS-DPDK only)
+``pmd_busy_percent``                        gauge   pmd: busy / (busy + idle) cycles since the previous scrape, %
+``exporter_scrape_errors``                  gauge   part: errors in the last scrape (details in the log)
+=========================================== ======= =============================================================
+
+Log lines (stderr, i.e. the systemd journal) about one switch start with ``<switch>:``.
+"""
+from __future__ import annotations
+
+import calendar
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from harmless import journal
+from harmless import state as st
+from harmless.errors import HarmlessError
+from harmless.plan import Plan
+
+log = logging.getLogger("harmless.exporter")
+
+#: default listen address; 9478 is not in the Prometheus default port allocations list (checked by hand), change it
+#: with --listen if it clashes with something on your server
+DEFAULT_LISTEN = "127.0.0.1:9478"
+#: seconds between device polls (NAPALM get_interfaces + get_interfaces_counters over SSH: 0.2-2 s per switch)
+DEFAULT_DEVICE_INTERVAL = 30.0
+#: archived journals read for the last up/down per switch (newest first)
+JOURNALS_READ = 50
+
+_COUNTER_FIELDS = {"pkts": "packets", "bytes": "bytes", "drop": "dropped", "errs": "errors"}
+
+
+def parse_port_counters(text: str) -> dict[int, dict[str, int]]:
+    """Parse ``ovs-ofctl dump-ports BRIDGE`` into ``{port: {"rx_packets", "rx_bytes", "rx_dropped", "rx_errors",
+    "tx_...": int}}``. A ``?`` (not counted by that port type) leaves the field out; LOCAL is skipped. Pure."""
+    out: dict[int, dict[str, int]] = {}
+    cur: int | None = None
+    for line in text.splitlines():
+        s = line.strip()
+        m = re.match(r"port\s+\"?([^:\"]+)\"?:\s*(.*)$", s)
+        if m:
+            cur = int(m.group(1)) if m.group(1).strip().isdigit() else None
+            s = m.group(2)
+            if cur is not None:
+                out[cur] = {}
+        if cur is None:
+            continue
+        m = re.match(r"(rx|tx)\s+(.*)$", s)
+        if not m:
+            continue
+        for kv in m.group(2).split(","):
+            k, _, v = kv.strip().partition("=")
+            if k in _COUNTER_FIELDS and v.isdigit():
+                out[cur][f"{m.group(1)}_{_COUNTER_FIELDS[k]}"] = int(v)
+    return out
+
+
+def last_runs(journal_dir: Path, limit: int = JOURNALS_READ) -> dict[tuple[str, str], tuple[float, bool]]:
+    """The last ``up`` and ``down`` of each switch from the archived journals: ``{(switch, op): (end time as
+    UNIX seconds, success)}``.
+
+    An ``up`` succeeded for a switch when the run ended with ``up.end`` and the switch's commit (if any) finished
+    (``device.committed``); a ``down`` when it ended with ``down.end``. Rolled-back and interrupted runs count as
+    failures. Unreadable files are skipped.
+    """
+    out: dict[tuple[str, str], tuple[float, bool]] = {}
+    try:
+        files = sorted(journal_dir.glob("*.jsonl"), reverse=True)[:limit]
+    except OSError:
+        return out
+    for f in files:
+        try:
+            recs = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
+        except (OSError, ValueError):
+            continue
+        if not recs or recs[0].get("op") not in ("up", "down"):
+            continue
+        op = recs[0]["op"]
+        try:
+            t_end = float(calendar.timegm(time.strptime(recs[-1]["t"], "%Y-%m-%dT%H:%M:%SZ")))
+        except (KeyError, ValueError):
+            continue
+        ended = recs[-1].get("step") == f"{op}.end" and not any(r.get("step") == "rollback.begin" for r in recs)
+        for sw in recs[0].get("switches") or []:
+            if (sw, op) in out:
+                continue                      # a newer run already set it
+            ok = ended
+            if op == "up":
+                steps = {r.get("step") for r in recs if r.get("switch") == sw}
+                ok = ended and ("device.commit" not in steps or "device.committed" in steps)
+            out[(sw, op)] = (t_end, ok)
+    return out
+
+
+class DevicePoller:
+    """Reads every deployed switch's link states and counters every ``interval`` seconds (a daemon thread).
+
+    Results: :attr:`results` ``{switch: {"links": {iface: state}, "counters": {iface: {...}}, "ok": bool,
+    "t": UNIX seconds}}``. Sessions are kept open between polls and reopened after an error.
+    """
+
+    def __init__(self, interval: float = DEFAULT_DEVICE_INTERVAL):
+        self.interval = interval
+        self.results: dict[str, dict] = {}
+        self._sessions: dict[str, object] = {}
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+
+    def poll_once(self) -> None:
+        """One round over the deployed switches (the state is read afresh)."""
+        from harmless.inventory import Switch
+        from harmless.orchestrator import connect
+        try:
+            s = st.load() or {}
+        except HarmlessError as e:
+            log.warning("state: %s", e)
+            return
+        names = [sp["name"] for sp in (s.get("plan") or {}).get("switches", [])]
+        for name in list(self._sessions):
+            if name not in names:
+                self._close(name)
+        for name in names:
+            rec = s.get("switches", {}).get(name)
+            if rec is None:
+                continue
+            res = {"links": {}, "counters": {}, "ok": False, "t": time.time()}
+            try:
+                if name not in self._sessions:
+                    self._sessions[name] = connect(Switch.model_validate(rec), f"{s['inventory']}: switch {name}")
+                drv = self._sessions[name]
+                try:
+                    res["links"] = drv.link_states()
+                except NotImplementedError:
+                    pass
+                try:
+                    res["counters"] = drv.interface_counters()
+                except NotImplementedError:
+                    pass
+                res["ok"], res["t"] = True, time.time()
+            except HarmlessError as e:
+                log.warning("%s: device poll failed: %s", name, e)
+                self._close(name)
+            with self._lock:
+                self.results[name] = res
+
+    def _close(self, name: str) -> None:
+        drv = self._sessions.pop(name, None)
+        if drv is not None:
+            try:
+                drv.close()
+            except Exception:  # noqa: BLE001 - closing a dead session
+                pass
+
+    def snapshot(self) -> dict[str, dict]:
+        with self._lock:
+            return dict(self.results)
+
+    def run(self) -> None:
+        """Poll until :meth:`stop`."""
+        while not self._stop.is_set():
+            self.poll_once()
+            self._stop.wait(self.interval)
+        for name in list(self._sessions):
+            self._close(name)
+
+    def start(self) -> threading.Thread:
+        t = threading.Thread(target=self.run, name="harmless-device-poller", daemon=True)
+        t.start()
+        return t
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class HarmlessCollector(Collector):
+    """The prometheus_client collector: one consistent set of metric families per scrape (see the module doc).
+
+    Args:
+        devices: the :class:`DevicePoller` whose cached device results are exported (None: no device metrics).
+    """
+
+    def __init__(self, devices: DevicePoller | None = None):
+        self.devices = devices
+        self._pmd_prev: dict[str, tuple[float, float]] = {}
+
+    def collect(self) -> Iterator:  # noqa: C901 - one pass over the deployment, metric by metric
+        from harmless.orchestrator import state_ovs
+        from harmless.otc import bridges
+        from harmless.restore import _translator_flows_present, expected_translator_flows
+
+        errors: dict[str, int] = {"state": 0, "ovs": 0, "journal": 0, "pmd": 0}
+        port_l = ["switch", "interface", "ofport", "side", "direction"]
+        fam = {
+            "deployed": GaugeMetricFamily("harmless_deployed", "1 when a HARMLESS plan is deployed"),
+            "packets": CounterMetricFamily("harmless_port_packets", "packets per migrated port", labels=port_l),
+            "bytes": CounterMetricFamily("harmless_port_bytes", "bytes per migrated port", labels=port_l),
+            "dropped": CounterMetricFamily("harmless_port_dropped", "drops per migrated port", labels=port_l),
+            "link": GaugeMetricFamily("harmless_port_link_up", "1 when the link is up, 0 when down",
+                                      labels=["switch", "interface", "ofport", "source"]),
+            "blocked": GaugeMetricFamily("harmless_port_blocked_by_watch",
+                                         "1 while harmless watch holds the br-of port link-down",
+                                         labels=["switch", "interface", "ofport"]),
+            "ctl": GaugeMetricFamily("harmless_controller_connected", "1 when the controller is connected",
+                                     labels=["switch", "bridge", "target"]),
+            "role": GaugeMetricFamily("harmless_controller_role", "the controller's OpenFlow role (info, always 1)",
+                                      labels=["switch", "target", "role"]),
+            "flows": GaugeMetricFamily("harmless_translator_flows", "translator flows of the switch on br-otc",
+                                       labels=["switch"]),
+            "flows_exp": GaugeMetricFamily("harmless_translator_flows_expected",
+                                           "translator flows the plan has for the switch", labels=["switch"]),
+            "run_t": GaugeMetricFamily("harmless_last_run_timestamp_seconds",
+                                       "end of the last up/down that included the switch", labels=["switch", "op"]),
+            "run_ok": GaugeMetricFamily("harmless_last_run_success", "1 when that run ended well for the switch",
+                                        labels=["switch", "op"]),
+            "unfinished": GaugeMetricFamily("harmless_journal_unfinished",
+                                            "1 when an interrupted run's journal names the switch (switch=* any)",
+                                            labels=["switch"]),
+            "dev_ok": GaugeMetricFamily("harmless_device_poll_success", "1 when the last device poll answered",
+                                        labels=["switch"]),
+            "dev_t": GaugeMetricFamily("harmless_device_poll_timestamp_seconds", "when the last device poll ran",
+                                       labels=["switch"]),
+            "pmd_c": CounterMetricFamily("harmless_pmd_cycles", "OVS-DPDK PMD thread cycles",
+                                         labels=["pmd", "kind"]),
+            "pmd_b": GaugeMetricFamily("harmless_pmd_busy_percent",
+                                       "PMD busy cycles / all cycles since the previous scrape (%)", labels=["pmd"]),
+        }
+        s: dict = {}
+        try:
+            s = st.load() or {}
+        except HarmlessError as e:
+            log.warning("state: %s", e)
+            errors["state"] += 1
+        plan = Plan.from_dict(s["plan"]) if s.get("plan") else None
+        fam["deployed"].add_metric([], 1 if plan else 0)
+        devices = self.devices.snapshot() if self.devices else {}
+
+        # journal: unfinished and the last runs
+        try:
+            recs = journal.unfinished()
+            pending = recs if recs and not journal.is_finished(recs) else None
+            named = set(journal.touched_switches(pending or []))
+            if pending:
+                named |= set(pending[0].get("switches") or [])
+            fam["unfinished"].add_metric(["*"], 1 if pending else 0)
+            for name in sorted(named | {sp.name for sp in (plan.switches if plan else ())}):
+                fam["unfinished"].add_metric([name], 1 if name in named else 0)
+            for (name, op), (t_end, ok) in sorted(last_runs(st.state_dir() / "journal").items()):
+                fam["run_t"].add_metric([name, op], t_end)
+                fam["run_ok"].add_metric([name, op], 1 if ok else 0)
+        except (HarmlessError, OSError) as e:
+            log.warning("journal: %s", e)
+            errors["journal"] += 1
+
+        if plan is not None:
+            ovs = state_ovs(s)
+            try:
+                present = _translator_flows_present(ovs, plan)
+            except HarmlessError as e:
+                log.warning("br-otc: %s", e)
+                present, errors["ovs"] = {}, errors["ovs"] + 1
+            expected = expected_translator_flows(plan)
+            for sp in plan.switches:
+                fam["flows_exp"].add_metric([sp.name], len(expected[sp.name]))
+                if sp.name in present:
+                    fam["flows"].add_metric([sp.name], present[sp.name])
+                try:
+                    ps = bridges.port_status(ovs, sp)
+                    counters = parse_port_counters(ovs.ofctl("-O", "OpenFlow13", "dump-ports", sp.bridge,
+                                                             timeout=10))
+                except HarmlessError as e:
+                    log.warning("%s: %s: %s", sp.name, sp.bridge, e)
+                    errors["ovs"] += 1
+                    ps, counters = {"ports": {}, "controllers": []}, {}
+                for c in ps["controllers"]:
+                    fam["ctl"].add_metric([sp.name, sp.bridge, c["target"]], 1 if c["is_connected"] else 0)
+                    fam["role"].add_metric([sp.name, c["target"], c["role"]], 1)
+                dev = devices.get(sp.name)
+                if dev is not None:
+                    fam["dev_ok"].add_metric([sp.name], 1 if dev["ok"] else 0)
+                    fam["dev_t"].add_metric([sp.name], dev["t"])
+                for p in sp.ports:
+                    self._port(fam, sp.name, p.interface, p.ofport, counters.get(p.ofport, {}),
+                               ps["ports"].get(p.ofport), dev)
+            if (s.get("ovs") or {}).get("datapath") == "dpdk":
+                try:
+                    self._pmd(fam, ovs)
+                except HarmlessError as e:
+                    log.warning("pmd-stats-show: %s", e)
+                    errors["pmd"] += 1
+        yield from fam.values()
+        err = GaugeMetricFamily("harmless_exporter_scrape_errors", "errors in the last scrape (see the log)",
+                                labels=["part"])
+        for part, n in errors.items():
+            err.add_metric([part], n)
+        yield err
+
+    @staticmethod
+    def _port(fam: dict, switch: str, interface: str, ofport: int, br_of: dict[str, int], info: dict | None,
+              dev: dict | None) -> None:
+        """Add one migrated port's counters and link states (br-of side, and the device's when polled)."""
+        lab = [switch, interface, str(ofport)]
+        sides = {"br_of": br_of}
+        if dev is not None and dev["ok"] and interface in dev["counters"]:
+            sides["device"] = dev["counters"][interface]
+        for side, c in sides.items():
+            for d in ("rx", "tx"):
+                for key in ("packets", "bytes", "dropped"):
+                    if f"{d}_{key}" in c:
+                        fam[key].add_metric([*lab, side, d], c[f"{d}_{key}"])
+        if info is not None:
+            fam["link"].add_metric([*lab, "br_of"], 1 if "LIVE" in info["br_of_state"].split() else 0)
+            fam["blocked"].add_metric(lab, 1 if info["blocked_by_watch"] else 0)
+        if dev is not None and dev["ok"] and interface in dev["links"]:
+            fam["link"].add_metric([*lab, "device"], 1 if dev["links"][interface] == "up" else 0)
+
+    def _pmd(self, fam: dict, ovs) -> None:
+        """PMD cycles (``ovs-appctl dpif-netdev/pmd-stats-show``) and busy % since the previous scrape."""
+        from harmless.bench.ovsstats import parse_pmd_stats
+        for t in parse_pmd_stats(ovs.appctl("dpif-netdev/pmd-stats-show", timeout=10)):
+            if t.core is None:
+                continue                       # the main thread is no PMD
+            busy, idle = float(t.processing_cycles), float(t.idle_cycles)
+            fam["pmd_c"].add_metric([t.thread, "busy"], busy)
+            fam["pmd_c"].add_metric([t.thread, "idle"], idle)
+            pb, pi = self._pmd_prev.get(t.thread, (0.0, 0.0))
+            if busy < pb or idle < pi:        # counters were cleared (pmd-stats-clear) or OVS restarted
+                pb, pi = 0.0, 0.0
+            total = (busy - pb) + (idle - pi)
+            if total > 0:
+                fam["pmd_b"].add_metric([t.thread], 100.0 * (busy - pb) / total)
+            self._pmd_prev[t.thread] = (busy, idle)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` -> (host, port) for ``--listen`` (raises InputError naming ``--listen``)."""
+    from harmless.linkwatch import parse_listen as _parse
+    from harmless.errors import InputError
+    try:
+        return _parse(text)
+    except InputError:
+        raise InputError("--listen", f"{text!r} is not HOST:PORT", "give HOST:PORT, e.g. --listen 127.0.0.1:9478")
+
+
+def registry(devices: DevicePoller | None) -> CollectorRegistry:
+    """A registry with the HARMLESS collector (and the exporter's own process metrics)."""
+    from prometheus_client import ProcessCollector
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(HarmlessCollector(devices))
+    ProcessCollector(registry=reg)
+    return reg
+
+
+def serve(listen: tuple[str, int], device_interval: float, stop: threading.Event) -> None:
+    """Serve /metrics on ``listen`` until ``stop`` is set; poll the devices every ``device_interval`` s (0: never).
+
+    Raises:
+        HarmlessError: the address cannot be bound.
+    """
+    from prometheus_client import start_http_server
+    devices = DevicePoller(device_interval) if device_interval > 0 else None
+    try:
+        server, thread = start_http_server(listen[1], addr=listen[0], registry=registry(devices))
+    except OSError as e:
+        raise HarmlessError("--listen", f"cannot listen on {listen[0]}:{listen[1]} ({e.strerror})",
+                            "choose a free port with --listen HOST:PORT") from None
+    log.info("serving metrics on http://%s:%d/metrics (device poll every %s)", listen[0], listen[1],
+             f"{device_interval:g} s" if devices else "never")
+    if devices is not None:
+        devices.start()
+    try:
+        stop.wait()
+    finally:
+        if devices is not None:
+            devices.stop()
+        server.shutdown()
+        thread.join(5)
