@@ -30,12 +30,12 @@ import shutil
 import statistics
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from harmless.bench.quick import (METHOD_LOOP, LoopSample, Session, clean_stop, compare, machine_info,
                                   make_workdir, measure_loop, process_cpu_seconds)
-from harmless.bench.sut import (OF_BRIDGE, PAIRS, PLAIN_BRIDGE, PORT_A, PORT_B, Progress, SessionBase, Systems,
+from harmless.bench.sut import (PAIRS, PLAIN_BRIDGE, PORT_A, PORT_B, Progress, Systems,
                                 _noop, bench_plan, bootstrap_flows, generator_ports)
 from harmless.bench.testpmd import IMIX_MEAN_FRAME, IMIX_SEGMENTS, Testpmd, TestpmdOptions, VirtioPort
 from harmless.bench.workloads import Workload, l2_workload

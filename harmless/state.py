@@ -337,6 +337,23 @@ def read_backup(entry: dict) -> str:
 
 # ----------------------------------------------------------------------------- the writer lock
 @contextlib.contextmanager
+def using(d: Path | str):
+    """Run what is inside with the state directory ``d`` (``HARMLESS_STATE_DIR``), then put the old value back.
+
+    For labs and tests that drive HARMLESS with a private state directory (the OSHI and overlay labs).
+    """
+    old = os.environ.get("HARMLESS_STATE_DIR")
+    os.environ["HARMLESS_STATE_DIR"] = str(d)
+    try:
+        yield Path(d)
+    finally:
+        if old is None:
+            os.environ.pop("HARMLESS_STATE_DIR", None)
+        else:
+            os.environ["HARMLESS_STATE_DIR"] = old
+
+
+@contextlib.contextmanager
 def lock(command: str | None = None, wait_s: float = 0.0) -> Iterator[None]:
     """Hold the state directory's lock for the block (one writer at a time; released when the process dies).
 

@@ -25,7 +25,6 @@ failed :func:`up`.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import json
 import os
 import shutil
@@ -72,20 +71,6 @@ def api_client(name: str) -> ApiClient:
     if i is None:
         raise InputError("--name", f"no OSHI lab named {name!r} is up", "harmless oshi up -t <topology.yaml>")
     return ApiClient(f"unix:{i['api_socket']}")
-
-
-@contextlib.contextmanager
-def harmless_state(d: Path):
-    """Run HARMLESS (orchestrator, lab switch) with its state in ``d`` (HARMLESS_STATE_DIR)."""
-    old = os.environ.get("HARMLESS_STATE_DIR")
-    os.environ["HARMLESS_STATE_DIR"] = str(d)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("HARMLESS_STATE_DIR", None)
-        else:
-            os.environ["HARMLESS_STATE_DIR"] = old
 
 
 # ----------------------------------------------------------------------------- small helpers
@@ -310,7 +295,7 @@ def _harmless_node(plan: LabPlan, node: NodePlan, d: Path, progress) -> dict:
     hd = d / "harmless"
     lab_name = f"o{plan.name}"
     ofports = tuple(p.ofport for p in node.ports)
-    with harmless_state(hd):
+    with st.using(hd):
         progress(f"{node.name} is a HARMLESS node: starting the lab legacy switch with access ports {list(ofports)}")
         linfo = legacy.lab_up(legacy.LabSpec(name=lab_name, ssh_port=free_port(2399), hosts=ofports,
                                              server_netns=node.netns), progress)
@@ -399,7 +384,7 @@ def down(name: str, progress=lambda m: None) -> bool:
     if hd.exists():
         from harmless import orchestrator as orch
         from harmless.lab import topology as legacy
-        with harmless_state(hd):
+        with st.using(hd):
             if st.load():
                 progress("harmless down (restoring the legacy switch's config)")
                 try:

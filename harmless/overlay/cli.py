@@ -6,7 +6,7 @@ import re
 
 import click
 
-from harmless.clikit import err, handle_errors, out
+from harmless.clikit import handle_errors, out
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 from harmless.errors import InputError

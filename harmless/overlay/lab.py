@@ -186,33 +186,20 @@ class _LabJournal:
 
     def __init__(self, lab: str, op: str):
         self.d = lab_dir(lab)
-        with _state_in(self.d):
+        with st.using(self.d):
             self.j = journal.Journal(op)
 
     def record(self, step: str, **data) -> None:
-        with _state_in(self.d):
+        with st.using(self.d):
             self.j.record(step, **data)
 
     def close(self) -> None:
-        with _state_in(self.d):
+        with st.using(self.d):
             self.j.close()
 
 
 def _journal(lab: str, op: str) -> _LabJournal:
     return _LabJournal(lab, op)
-
-
-@contextlib.contextmanager
-def _state_in(d: Path):
-    old = os.environ.get("HARMLESS_STATE_DIR")
-    os.environ["HARMLESS_STATE_DIR"] = str(d)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("HARMLESS_STATE_DIR", None)
-        else:
-            os.environ["HARMLESS_STATE_DIR"] = old
 
 
 def _record(j: _LabJournal, lab: str, step: str, **data) -> None:
@@ -325,7 +312,7 @@ def _build_harmless(reg: Registry, lab_info: dict, d: Path, progress) -> None:
     p = d / "harmless-inventory.yaml"
     st.write_private(p, yaml.safe_dump(inv, sort_keys=False))
     progress(f"{s}: harmless up (NAPALM against the emulated switch, br-otc + br-of-sw1)")
-    with _state_in(d / "harmless"):
+    with st.using(d / "harmless"):
         orch.up(str(p), wait_controller=30)
 
 

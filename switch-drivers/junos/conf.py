@@ -103,7 +103,6 @@ def _curly_ordered(text: str) -> list[tuple[Path, bool]]:
     stack: list[list[str]] = []
     inactive_depth: list[bool] = []
     words: list[str] = []
-    paths: list[Path] = []
     in_list: list[str] | None = None
     empty_block: list[bool] = []
     line = 0

@@ -47,9 +47,8 @@ def assert_clean(fl, case: str) -> None:
 
 
 def finish(fl, case: str, how: str = "down") -> str:
-    """At most one `harmless down` (or `recover`); returns what it said (exit code and last line)."""
+    """At most one `harmless down` (or `recover`); returns what it did and its exit code."""
     r = fl.cli(how)
-    last = (r.stderr.strip().splitlines() or [""])[-1]
     if how == "down":
         assert r.returncode == 0 or (r.returncode == 2 and "nothing is deployed" in r.stderr), \
             f"{case}: harmless down failed ({r.returncode}): {r.stderr[-800:]}"

@@ -4,7 +4,6 @@ access ports 7/8 carry bare-metal hosts (VMs r7, b8) and whose port 24 (dot1q-tu
 tenant traffic between the HARMLESS hosts and VMs on plain servers, isolation by capture, a clean core MAC table."""
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harmless import state as st
 from harmless.overlay import lab as L
 from harmless.overlay import measure as M
 from harmless.ovs import Ovs
@@ -28,22 +28,17 @@ def ovh(tmp_path_factory):
     if importlib.util.find_spec("fake_switches") is None:
         pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
     state = tmp_path_factory.mktemp("ovhstate")
-    old = os.environ.get("HARMLESS_STATE_DIR")
-    os.environ["HARMLESS_STATE_DIR"] = str(state)
     name = "h" + uuid.uuid4().hex[:3]
     d = yaml.safe_load(EXAMPLE.read_text())
     d["name"] = name
     topo = state / "topo.yaml"
     topo.write_text(yaml.safe_dump(d))
-    try:
-        L.up(str(topo))
-        yield name
-    finally:
-        L.down(name)
-        if old is None:
-            os.environ.pop("HARMLESS_STATE_DIR", None)
-        else:
-            os.environ["HARMLESS_STATE_DIR"] = old
+    with st.using(state):
+        try:
+            L.up(str(topo))
+            yield name
+        finally:
+            L.down(name)
 
 
 def test_br_of_is_the_edge_switch(ovh):

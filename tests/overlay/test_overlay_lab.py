@@ -5,7 +5,6 @@ restart."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import time
@@ -16,6 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from harmless import state as st
 from harmless.overlay import lab as L
 from harmless.overlay import measure as M
 from harmless.pipelines.edge_overlay import flows as fl
@@ -33,22 +33,17 @@ def ov(tmp_path_factory):
         if not subprocess.run(["which", tool], capture_output=True).stdout:
             pytest.skip(f"needs {tool} (packaging/install.sh installs it)")
     state = tmp_path_factory.mktemp("ovstate")
-    old = os.environ.get("HARMLESS_STATE_DIR")
-    os.environ["HARMLESS_STATE_DIR"] = str(state)
     name = "o" + uuid.uuid4().hex[:3]
     d = yaml.safe_load(EXAMPLE.read_text())
     d["name"] = name
     topo = state / "topo.yaml"
     topo.write_text(yaml.safe_dump(d))
-    try:
-        L.up(str(topo))
-        yield name
-    finally:
-        L.down(name)
-        if old is None:
-            os.environ.pop("HARMLESS_STATE_DIR", None)
-        else:
-            os.environ["HARMLESS_STATE_DIR"] = old
+    with st.using(state):
+        try:
+            L.up(str(topo))
+            yield name
+        finally:
+            L.down(name)
 
 
 def trace(lab: str, server: str, flow: str) -> tuple[list[int], str]:
@@ -103,7 +98,7 @@ def test_isolation_by_capture_and_all_pairs(ov):
 
 
 def test_proxy_arp_nothing_reaches_core(ov):
-    r1, r3 = vm(ov, "r1"), vm(ov, "r3")
+    r3 = vm(ov, "r3")
     n = L.ns(ov, "r1")
     before = L.status(ov)["arp"]
     cap = subprocess.Popen(["ip", "netns", "exec", L.ns(ov, "core"), "tcpdump", "-i", "s1", "-n", "-l", "-p", "-U",
