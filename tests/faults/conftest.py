@@ -152,8 +152,8 @@ def _fault_lab(tmp_path_factory, vendor: str, extra: str, must_have: str):
         mounted = True
         inv = lab.inventory(info, [])
         inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in (7, 8, 10)]
-        # a lost SSH session is noticed only when a command's wait runs out: 30 s (> the 14 s "slow switch" case)
-        inv["switches"][0]["command_timeout_s"] = 30
+        # a lost SSH session is noticed only when a command's wait runs out: 20 s (> the 12 s "slow switch" case)
+        inv["switches"][0]["command_timeout_s"] = 20
         p = base / "inventory.yaml"
         p.write_text(yaml.safe_dump(inv, sort_keys=False))
         fl = FaultLab(info, p, state)

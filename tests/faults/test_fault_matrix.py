@@ -69,12 +69,14 @@ def record(case: str, fault: str, outcome: str) -> None:
 
 
 # ----------------------------------------------------------------------------- kills during up
-#: SIGTERM runs the same handler as SIGINT (tests/unit/test_journal_state.py); it is sampled at the steps around the
-#: device commit and the server build instead of at every step, to keep the suite's time down
-TERM_UP_STEPS = ["device.commit", "device.committed", "server.build", "verified"]
-UP_CASES = [(s, "KILL") for s in UP_STEPS] + [(s, "INT") for s in UP_STEPS] + [(s, "TERM") for s in TERM_UP_STEPS]
-DOWN_CASES = ([(s, "KILL") for s in DOWN_STEPS] + [(s, "INT") for s in ("down.begin", "device.restore",
-                                                                         "server.remove")]
+#: SIGKILL at every step of `up` (each leaves a different journal for down/recover). SIGINT and SIGTERM run one handler
+#: (tests/unit/test_journal_state.py): SIGINT is sampled at each step after which the rollback differs (nothing done;
+#: commit in flight; device committed; server being built; server verified; after the last change), SIGTERM at two of
+#: them, to keep the suite's time down (docs/faults.md)
+INT_UP_STEPS = ["up.begin", "device.commit", "device.committed", "server.build", "verified", "state.save"]
+TERM_UP_STEPS = ["device.committed", "server.build"]
+UP_CASES = [(s, "KILL") for s in UP_STEPS] + [(s, "INT") for s in INT_UP_STEPS] + [(s, "TERM") for s in TERM_UP_STEPS]
+DOWN_CASES = ([(s, "KILL") for s in DOWN_STEPS] + [(s, "INT") for s in ("device.restore", "server.remove")]
               + [("device.restore", "TERM")])
 
 
@@ -178,10 +180,10 @@ def test_ssh_session_lost_after_the_commit(flab):
 
 
 def test_slow_switch_is_waited_for(flab):
-    """A busy switch answers the merge copy (up) and `write memory` (down) only after 14 s: netmiko's own 10 s echo
+    """A busy switch answers the merge copy (up) and `write memory` (down) only after 12 s: netmiko's own 10 s echo
     wait used to fail `up` with "The command echo was not detected"."""
     fl = flab
-    fl.set_faults(slow={r"^copy \S*merge_config\.txt running-config": 14, r"^write mem": 14})
+    fl.set_faults(slow={r"^copy \S*merge_config\.txt running-config": 12, r"^write mem": 12})
     try:
         r = fl.cli(*up_args(fl))
         assert r.returncode == 0, r.stderr[-800:]
@@ -190,7 +192,7 @@ def test_slow_switch_is_waited_for(flab):
     finally:
         fl.set_faults()
     assert_clean(fl, "slow switch")
-    record("slow switch", "merge copy and `write memory` answer after 14 s", "up exit 0, down exit 0 (waited)")
+    record("slow switch", "merge copy and `write memory` answer after 12 s", "up exit 0, down exit 0 (waited)")
 
 
 # ----------------------------------------------------------------------------- server faults
