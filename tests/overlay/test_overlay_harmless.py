@@ -5,20 +5,16 @@ tenant traffic between the HARMLESS hosts and VMs on plain servers, isolation by
 from __future__ import annotations
 
 import re
-import uuid
-from pathlib import Path
 
 import pytest
-import yaml
 
-from harmless import state as st
 from harmless.overlay import lab as L
 from harmless.overlay import measure as M
 from harmless.ovs import Ovs
 from tests.conftest import require_root_ovs
+from tests.overlay.conftest import overlay_lab
 
 pytestmark = [pytest.mark.root, pytest.mark.ovs]
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "overlay-harmless.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -27,18 +23,7 @@ def ovh(tmp_path_factory):
     import importlib.util
     if importlib.util.find_spec("fake_switches") is None:
         pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
-    state = tmp_path_factory.mktemp("ovhstate")
-    name = "h" + uuid.uuid4().hex[:3]
-    d = yaml.safe_load(EXAMPLE.read_text())
-    d["name"] = name
-    topo = state / "topo.yaml"
-    topo.write_text(yaml.safe_dump(d))
-    with st.using(state):
-        try:
-            L.up(str(topo))
-            yield name
-        finally:
-            L.down(name)
+    yield from overlay_lab(tmp_path_factory, "overlay-harmless.yaml", "h")
 
 
 def test_br_of_is_the_edge_switch(ovh):

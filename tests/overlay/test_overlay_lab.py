@@ -8,21 +8,17 @@ import json
 import re
 import subprocess
 import time
-import uuid
-from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
-from harmless import state as st
 from harmless.overlay import lab as L
 from harmless.overlay import measure as M
 from harmless.pipelines.edge_overlay import flows as fl
 from tests.conftest import require_root_ovs
+from tests.overlay.conftest import overlay_lab
 
 pytestmark = [pytest.mark.root, pytest.mark.ovs]
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "overlay.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -32,18 +28,7 @@ def ov(tmp_path_factory):
     for tool in ("tcpdump", "ping"):
         if not subprocess.run(["which", tool], capture_output=True).stdout:
             pytest.skip(f"needs {tool} (packaging/install.sh installs it)")
-    state = tmp_path_factory.mktemp("ovstate")
-    name = "o" + uuid.uuid4().hex[:3]
-    d = yaml.safe_load(EXAMPLE.read_text())
-    d["name"] = name
-    topo = state / "topo.yaml"
-    topo.write_text(yaml.safe_dump(d))
-    with st.using(state):
-        try:
-            L.up(str(topo))
-            yield name
-        finally:
-            L.down(name)
+    yield from overlay_lab(tmp_path_factory, "overlay.yaml", "o")
 
 
 def trace(lab: str, server: str, flow: str) -> tuple[list[int], str]:
