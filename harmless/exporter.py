@@ -160,7 +160,7 @@ class DevicePoller:
             rec = s.get("switches", {}).get(name)
             if rec is None:
                 continue
-            res = {"links": {}, "counters": {}, "ok": False, "t": time.time()}
+            res = {"links": {}, "counters": {}, "ok": False, "t": 0.0}
             try:
                 if name not in self._sessions:
                     self._sessions[name] = connect(Switch.model_validate(rec), f"{s['inventory']}: switch {name}")
@@ -174,9 +174,10 @@ class DevicePoller:
                 except NotImplementedError:
                     pass
                 res["ok"], res["t"] = True, time.time()
-            except HarmlessError as e:
+            except Exception as e:  # noqa: BLE001 - any failure (driver, bad record) must show as ok=0, not end the thread
                 log.warning("%s: device poll failed: %s", name, e)
                 self._close(name)
+                res["t"] = (self.results.get(name) or {}).get("t", 0.0)   # when it last answered
             with self._lock:
                 self.results[name] = res
 
@@ -254,7 +255,7 @@ class HarmlessCollector(Collector):
                                             labels=["switch"]),
             "dev_ok": GaugeMetricFamily("harmless_device_poll_success", "1 when the last device poll answered",
                                         labels=["switch"]),
-            "dev_t": GaugeMetricFamily("harmless_device_poll_timestamp_seconds", "when the last device poll ran",
+            "dev_t": GaugeMetricFamily("harmless_device_poll_timestamp_seconds", "when the device last answered a poll (0: never)",
                                        labels=["switch"]),
             "pmd_c": CounterMetricFamily("harmless_pmd_cycles", "OVS-DPDK PMD thread cycles",
                                          labels=["pmd", "kind"]),

@@ -14,6 +14,8 @@ import threading
 import click
 
 from harmless.clikit import handle_errors, need_root, out
+from harmless.exporter import DEFAULT_DEVICE_INTERVAL, DEFAULT_LISTEN
+from harmless.restore import CONTROLLER_WAIT_S
 
 
 def _journal_line(msg: str) -> None:
@@ -22,7 +24,7 @@ def _journal_line(msg: str) -> None:
 
 
 @click.command()
-@click.option("--wait-controller", default=5.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
+@click.option("--wait-controller", default=CONTROLLER_WAIT_S, show_default=True, type=click.FloatRange(min=0), metavar="S",
               help="wait up to S seconds for the controllers to reconnect before reporting them (never fails)")
 @click.option("--dry-run", is_flag=True, help="report what is missing (bridges, translator flows), change nothing")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
@@ -49,10 +51,10 @@ def restore(wait_controller, dry_run, as_json):
 
 
 @click.command()
-@click.option("--listen", default="127.0.0.1:9478", show_default=True, metavar="HOST:PORT",
+@click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="HOST:PORT",
               envvar="HARMLESS_EXPORTER_LISTEN",
               help="address of the HTTP server (/metrics); 0.0.0.0:9478 to let a remote Prometheus scrape it")
-@click.option("--device-interval", default=30.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
+@click.option("--device-interval", default=DEFAULT_DEVICE_INTERVAL, show_default=True, type=click.FloatRange(min=0), metavar="S",
               envvar="HARMLESS_EXPORTER_DEVICE_INTERVAL",
               help="seconds between device polls (link states and counters of the legacy switches); 0: never")
 @handle_errors

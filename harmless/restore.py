@@ -9,12 +9,13 @@ and their TLS/backoff settings, link-down placeholders of ports ``watch`` holds 
 bundle), then verifies it (:func:`harmless.otc.bridges.verify`). It never opens a session to a switch.
 
 Steps, each journaled (:mod:`harmless.journal`, op ``restore``) before it happens:
-``restore.begin`` → ``server.build`` → ``server.built`` → per extra step (:data:`EXTRA_STEPS`)
-``server.extra`` → ``restore.end``. A restore killed half-way leaves a ``restore`` journal; the next ``restore``
+``restore.begin`` → ``server.build`` → ``server.built`` → ``restore.end`` (per-port QoS meters and queues are part
+of :func:`~harmless.otc.bridges.apply`). A restore killed half-way leaves a ``restore`` journal; the next ``restore``
 (or ``recover``) simply runs it again (every step is idempotent).
 
-An unfinished journal of another operation (an interrupted ``up``/``down``/``recover``) is **reported, not
-finished**: finishing it means restoring switch configs (``harmless recover`` / ``harmless down``), which a boot-time
+An interrupted ``harmless qos`` run is server-only too: its state is written before OVS is changed, so rebuilding from
+the state finishes it (what ``harmless recover`` does for it). An unfinished journal of another operation (an
+interrupted ``up``/``down``/``recover``) is **reported, not finished**: finishing it means restoring switch configs (``harmless recover`` / ``harmless down``), which a boot-time
 unit must not do without an operator. ``restore`` then changes nothing and fails (exit 1) with one line naming the
 interrupted run and the command to run.
 """
@@ -33,10 +34,8 @@ from harmless.plan import Plan
 
 Progress = Callable[[str], None]
 
-#: Further server-side steps run after bridges and flows, in order: ``(name, fn(ovs, plan) -> [log lines])``.
-#: Hook for components whose rows live outside :func:`harmless.otc.bridges.apply` (issue #15 registers per-port QoS
-#: here if its rows are not built by ``bridges.apply``). Each must be idempotent and must not contact a switch.
-EXTRA_STEPS: list[tuple[str, Callable[[Ovs, Plan], list[str]]]] = []
+#: journal ops whose interrupted run ``restore`` finishes by rebuilding the server from the state (no switch involved)
+SERVER_ONLY_OPS = ("restore", "qos")
 
 #: how long (s) ``restore`` waits for the br-of controllers to reconnect before reporting them (never fails on it)
 CONTROLLER_WAIT_S = 5.0
@@ -93,7 +92,7 @@ def restore(progress: Progress = _quiet, wait_controller: float = CONTROLLER_WAI
         ``{"restored": bool, "reason": str|None, "switches": {switch: {"bridge", "bridge_was_present": bool,
         "translator_flows_before": int, "translator_flows": int, "translator_flows_expected": int,
         "ports": int, "held_down": [br-of interface], "controllers": {target: bool connected}}},
-        "ovs": {"private": bool, "started": [daemons started]}, "extra": {step: [lines]}, "seconds": float,
+        "ovs": {"private": bool, "started": [daemons started]}, "seconds": float,
         "finished_journal": str|None}``.
         ``restored`` False with ``reason`` "nothing deployed" when there is no state (nothing is done, exit 0).
 
@@ -112,11 +111,12 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
                    dry_run: bool = False) -> dict:
     """:func:`restore` for a caller that already holds the state lock (``harmless recover``)."""
     t0 = time.monotonic()
-    journal.tidy()
+    if not dry_run:
+        journal.tidy()
     recs = journal.unfinished()
     finished = None
     if recs and not journal.is_finished(recs):
-        if recs[0].get("op") != "restore":
+        if recs[0].get("op") not in SERVER_ONLY_OPS:
             raise UnfinishedRunError("harmless restore", journal.describe(recs) + "; the server was not rebuilt "
                                      "(finishing it restores switch configs)",
                                      "run harmless recover (undo that run) or harmless down, then harmless up")
@@ -127,7 +127,7 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
     s = st.load()
     if not s or not s.get("plan"):
         progress("nothing deployed (no state): nothing to restore")
-        return {"restored": False, "reason": "nothing deployed", "switches": {}, "ovs": {}, "extra": {},
+        return {"restored": False, "reason": "nothing deployed", "switches": {}, "ovs": {},
                 "seconds": round(time.monotonic() - t0, 2), "finished_journal": finished}
     plan = Plan.from_dict(s["plan"])
     ovs = restore_ovs(s)
@@ -147,7 +147,7 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
                  f"br-otc")
     if dry_run:
         return {"restored": False, "reason": "dry run", "switches": before,
-                "ovs": {"private": ovs.private, "started": started}, "extra": {},
+                "ovs": {"private": ovs.private, "started": started},
                 "seconds": round(time.monotonic() - t0, 2), "finished_journal": finished}
     j = journal.Journal("restore", progress)
     j.record("restore.begin", switches=[sp.name for sp in plan.switches])
@@ -162,17 +162,12 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
         raise OvsError("server", "rebuilt but does not verify: " + "; ".join(problems[:3]),
                        "see harmless status and the ovs-vswitchd log")
     j.record("server.built")
-    extra: dict[str, list[str]] = {}
-    for name, fn in EXTRA_STEPS:
-        j.record("server.extra", step_name=name)
-        extra[name] = fn(ovs, plan)
-        for line in extra[name]:
-            progress(line)
     held = bridges.held_down(ovs)
     connected = _wait_controllers(ovs, plan, wait_controller)
     out = {}
+    present = _translator_flows_present(ovs, plan)
     for sp in plan.switches:
-        flows = _translator_flows_present(ovs, plan)[sp.name]
+        flows = present[sp.name]
         mine = sorted(n for n in held if n.startswith(f"{sp.name}-p"))
         out[sp.name] = {**before[sp.name], "translator_flows": flows, "ports": len(sp.ports),
                         "held_down": mine, "controllers": connected.get(sp.bridge, {})}
@@ -184,7 +179,7 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
     j.record("restore.end")
     j.close()
     return {"restored": True, "reason": None, "switches": out, "ovs": {"private": ovs.private, "started": started},
-            "extra": extra, "seconds": round(time.monotonic() - t0, 2), "finished_journal": finished}
+            "seconds": round(time.monotonic() - t0, 2), "finished_journal": finished}
 
 
 def _before(ovs: Ovs, plan: Plan) -> dict[str, dict]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
 import pytest
 
@@ -25,3 +26,16 @@ def state_dir(tmp_path, monkeypatch):
     d = tmp_path / "state"
     monkeypatch.setenv("HARMLESS_STATE_DIR", str(d))
     return d
+
+
+def wait_for(cond, timeout: float, what: str, interval: float = 0.2):
+    """Poll ``cond()`` every ``interval`` s until it returns something true (returned) or ``timeout`` s pass
+    (AssertionError naming ``what`` and the last value)."""
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        last = cond()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")

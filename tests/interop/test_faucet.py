@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import wait_for
 import yaml
 from click.testing import CliRunner
 
@@ -103,16 +105,6 @@ def metric(samples: dict, name: str, **labels) -> float | None:
             return v
     return None
 
-
-def wait_for(cond, timeout, what, interval=0.5):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        last = cond()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
 
 
 def test_up_without_a_listening_controller_rolls_back(flab):

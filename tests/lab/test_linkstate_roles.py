@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import wait_for
 import yaml
 
 from harmless import orchestrator as orch
@@ -64,15 +66,6 @@ def read_line(proc, timeout) -> str:
         raise AssertionError(f"no event from harmless watch within {timeout} s; stderr: {proc.stderr.read()[-1500:]}")
     return proc.stdout.readline()
 
-
-def wait_for(cond, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def port_events(path: Path, port: int) -> list[dict]:

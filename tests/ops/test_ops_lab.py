@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import subprocess
 import threading
-import time
 import urllib.request
 
 import pytest
+
+from tests.conftest import wait_for
 from prometheus_client.parser import text_string_to_metric_families
 
 from harmless import exporter, linkwatch
@@ -39,15 +40,6 @@ pytestmark = [pytest.mark.root, pytest.mark.lab]
 def lab2(tmp_path_factory):
     yield from make_lab(tmp_path_factory, hosts=(7, 8))
 
-
-def wait_for(cond, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def scrape(port: int) -> dict[tuple, float]:

@@ -88,6 +88,18 @@ def test_an_interrupted_restore_is_finished_by_the_next_one(state_dir):
     assert journal.unfinished() is None
 
 
+def test_an_interrupted_qos_run_is_finished_by_restore_and_an_up_is_not(state_dir):
+    j = journal.Journal("qos")
+    j.record("qos.begin", switch="sw1", interface="FastEthernet0/7")
+    r = restore()                                  # server-only: finished by rebuilding from the state
+    assert "interrupted harmless qos" in r["finished_journal"] and journal.unfinished() is None
+    j = journal.Journal("up")
+    j.record("up.begin", switches=["sw1"])
+    with pytest.raises(UnfinishedRunError):         # an up touched a switch: reported, not finished
+        restore()
+    assert journal.unfinished()[0]["op"] == "up"
+
+
 def test_exporter_without_a_deployment(state_dir):
     fams = {f.name: f for f in HarmlessCollector().collect()}
     assert fams["harmless_deployed"].samples[0].value == 0
@@ -155,3 +167,36 @@ def test_pmd_busy_percent_is_taken_between_scrapes():
                        [(s.labels["pmd"], s.value) for s in fam["pmd_b"].samples]))
     assert values[0] == ({("pmd1", "busy"): 100, ("pmd1", "idle"): 900}, [("pmd1", 10.0)])   # since OVS started
     assert values[1][1] == [("pmd1", 70.0)]             # (800-100) / ((800-100) + (1200-900))
+
+
+def test_device_poller_survives_any_driver_failure_and_keeps_when_it_last_answered(monkeypatch):
+    from harmless import orchestrator
+    from harmless.exporter import DevicePoller
+
+    class Flaky:
+        calls = 0
+
+        def link_states(self):
+            Flaky.calls += 1
+            if Flaky.calls > 1:
+                raise TypeError("driver bug")          # not a HarmlessError: must not end the poller
+            return {"FastEthernet0/7": True}
+
+        def interface_counters(self):
+            return {}
+
+        def close(self):
+            pass
+
+    rec = {"name": "sw1", "driver": "ios", "host": "192.0.2.1", "username": "admin", "password_env": "X",
+           "trunks": [{"switch_port": "Gi0/1", "server_interface": "t0"}], "access_ports": ["FastEthernet0/7"]}
+    monkeypatch.setattr(st, "load", lambda: {"plan": {"switches": [{"name": "sw1"}]}, "switches": {"sw1": rec},
+                                             "inventory": "inv.yaml"})
+    monkeypatch.setattr(orchestrator, "connect", lambda sw, where: Flaky())
+    p = DevicePoller(interval=0)
+    p.poll_once()
+    first = p.snapshot()["sw1"]
+    assert first["ok"] and first["links"] == {"FastEthernet0/7": True} and first["t"] > 0
+    p.poll_once()
+    second = p.snapshot()["sw1"]
+    assert second["ok"] is False and second["t"] == first["t"]
