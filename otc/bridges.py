@@ -93,6 +93,8 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
             iface = ["set", "Interface", t.server_interface, f"ofport_request={trunk_ofport(i, k)}", "type=" + typ]
             iface += [f"options:{k2}={v}" for k2, v in opts]
             cmds.append(iface)
+            if t.type == "auto" and typ != "afxdp":        # an auto trunk back on AF_PACKET: no AF_XDP option left
+                cmds.append(["remove", "Interface", t.server_interface, "options", "xdp-mode"])
             cmds.append(["set", "Port", t.server_interface, f"external_ids:harmless={sp.name}",
                          f"external_ids:harmless-trunk={t.switch_port}"])
         for p in sp.ports:

@@ -32,7 +32,7 @@ import subprocess
 from harmless.errors import OvsError
 from harmless.otc.flows import OTC_BRIDGE, patch_ofport
 from harmless.ovs import Ovs
-from harmless.plan import Plan, PortPlan
+from harmless.plan import Plan
 from harmless.qos.model import EGRESS_BY_TRUNK, PortQos
 
 #: ``external_ids:harmless`` value of the QoS and Queue rows HARMLESS creates
@@ -40,8 +40,6 @@ MARK = "qos"
 #: the trunk-level ceiling of HARMLESS's QoS rows (bit/s): 10 Gbit/s, the trunk speed the paper sizes for (Sec. IV);
 #: ports without a queue share it (linux-htb would otherwise take the link speed OVS reads, 1 Gbit/s for a veth)
 PORT_CEILING_BPS = 10_000_000_000
-#: OpenFlow meter ids are 32-bit, 1..0xffff0000 (OpenFlow 1.3 §7.3.4.4; OFPM_MAX)
-OFPM_MAX = 0xFFFF0000
 OF13 = ("-O", "OpenFlow13")
 
 
@@ -400,14 +398,3 @@ def hfsc_supported() -> tuple[bool, str]:
     finally:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
-
-def port_of(plan: Plan, switch: str, interface: str) -> tuple[int, PortPlan]:
-    """``(br-otc switch number, PortPlan)`` of a migrated port, by switch name and interface (compared as written
-    or case-insensitively). Raises KeyError."""
-    for i, sp in plan.numbered():
-        if sp.name != switch:
-            continue
-        for p in sp.ports:
-            if p.interface == interface or p.interface.lower() == interface.lower():
-                return i, p
-    raise KeyError(f"{switch} {interface}")

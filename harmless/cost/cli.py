@@ -236,7 +236,7 @@ def _measured(n: int, sp: str, sc: str, cat: Catalog, owned: m.Owned, server_gbp
     else:
         gbps = _float_opt(server_gbps, "--server-gbps", "the measured Gbit/s, e.g. 4.5")
         source = "--server-gbps"
-    return measured_harmless(n, sp, cat, gbps, load, owned.spare_servers, source)
+    return measured_harmless(n, sp, cat, gbps, load, owned, source)
 
 
 @capex.command("report")

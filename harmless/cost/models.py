@@ -232,7 +232,8 @@ def capex_hl_10g(x: int, cat: Catalog) -> float:
 # Bills of materials (same formulas, itemised, with "what you already own")
 # --------------------------------------------------------------------------------------------
 
-def _spare(servers: int, owned: Owned, cat: Catalog) -> list[LineItem]:
+def spare_servers_items(servers: int, owned: Owned, cat: Catalog) -> list[LineItem]:
+    """The owned servers used of ``servers`` needed, as a negative (zero CAPEX) line (Sec. III.B)."""
     n = min(max(owned.spare_servers, 0), servers)
     return _items(("servers already owned (Sec. III.B: zero CAPEX)", -n, "server_usd", cat))
 
@@ -265,7 +266,7 @@ def software_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNE
         rows = [("servers (1 CPU)", s, "server_usd", cat),
                 ("4x10G NICs (X710)", ceil_div(x, 4), "nic_4x10g_usd", cat),
                 ("second CPUs (#extraCPU_SW^10G)", s - extra_cpu_sw_10g(x), "cpu_usd", cat)]
-    return _items(*rows) + _spare(s, owned, cat)
+    return _items(*rows) + spare_servers_items(s, owned, cat)
 
 
 def harmless_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNED) -> list[LineItem]:
@@ -284,7 +285,7 @@ def harmless_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNE
                 ("2x40G trunk NICs (XL710)", ceil_div(x, 2 * k), "nic_2x40g_usd", cat),
                 ("second CPUs (#extraCPU_HL^10G)", s - extra_cpu_hl_10g(x, k), "cpu_usd", cat)]
         legacy = _legacy(ceil_div(x, SWITCH_PORTS), "legacy_switch_48x10g_usd", "48x10G+4x40G", owned, cat)
-    return _items(*rows) + _spare(s, owned, cat) + legacy
+    return _items(*rows) + spare_servers_items(s, owned, cat) + legacy
 
 
 def switch_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNED) -> dict[str, list[LineItem] | None]:
@@ -356,10 +357,10 @@ def clos_items(x: int, cat: Catalog, owned: Owned = PAPER_OWNED) -> dict[str, li
               LineItem("spine server 12x10G: server", 1, "server_usd", p.server_usd),
               LineItem("spine server: 4x10G NICs (X710)", 3, "nic_4x10g_usd", p.nic_4x10g_usd),
               LineItem("spine server: second CPU", 1, "cpu_usd", p.cpu_usd)]
-        sw += _spare(n + 1, owned, cat)
+        sw += spare_servers_items(n + 1, owned, cat)
     hl = _items(("HARMLESS spine servers (paper: $4,100 each)", spines, "hl_spine_server_usd", cat),
                 ("HARMLESS leaf servers (paper: $2,350 each)", leaves, "hl_leaf_server_usd", cat))
-    hl += _spare(spines + leaves, owned, cat)
+    hl += spare_servers_items(spines + leaves, owned, cat)
     hl += _legacy(leaves, "legacy_switch_48x1g_usd", "48x1G+4x10G leaf", owned, cat)
     hl += _legacy(spines, "legacy_switch_48x10g_usd", "48x10G+4x40G spine", owned, cat)
     return {"hardware": hw, "software": sw, "harmless": hl}
@@ -438,7 +439,7 @@ def gateway_items(x: int, cat: Catalog, owned: Owned = PAPER_OWNED) -> dict[str,
                 ("HARMLESS core server", core, "server_usd", cat),
                 ("HARMLESS core: 2x100G NICs", 3 * core, "nic_2x100g_usd", cat),
                 ("HARMLESS core: second CPU", core, "cpu_usd", cat))
-    hl += _spare(leaves + aggs + core, owned, cat)
+    hl += spare_servers_items(leaves + aggs + core, owned, cat)
     hl += _legacy(leaves, "legacy_switch_48x1g_usd", "48x1G+4x10G leaf", owned, cat)
     hl += _legacy(aggs, "legacy_switch_48x10g_usd", "48x10G+4x40G aggregation", owned, cat)
     hl += _legacy(core, "legacy_core_40g_usd", "40G core", owned, cat)
@@ -458,7 +459,7 @@ def gateway_items(x: int, cat: Catalog, owned: Owned = PAPER_OWNED) -> dict[str,
         sw += [LineItem(f"core ({core_ports}x40G): servers", core_servers, "server_usd", p.server_usd),
                LineItem("core: 2x40G NICs (XL710)", ceil_div(core_ports, 2), "nic_2x40g_usd", p.nic_2x40g_usd),
                LineItem("core: second CPUs", core_servers - extra_cpu_sw_40g(core_ports), "cpu_usd", p.cpu_usd)]
-    sw = [i for i in sw if i.qty != 0] + _spare(sw_leaves + sw_aggs + core_servers, owned, cat)
+    sw = [i for i in sw if i.qty != 0] + spare_servers_items(sw_leaves + sw_aggs + core_servers, owned, cat)
     return {"hardware": hw, "software": sw, "harmless": hl}
 
 

@@ -40,14 +40,14 @@ from harmless.errors import HarmlessError, InputError
 from harmless.lab.topology import stop_pid_file
 from harmless.ovs import Ovs
 from harmless.pipelines.edge_overlay import flows as fl
-from harmless.pipelines.edge_overlay.model import (FIRST_VM_PORT, UPLINK_PORT, Registry, Vm, load_registry,
+from harmless.pipelines.edge_overlay.model import (FIRST_VM_PORT, MAX_VM_PORT, UPLINK_PORT, Registry, Vm, load_registry,
                                                   parse_registry, vm_iface)
 
 BRIDGE, CORE_BRIDGE, PHY_BRIDGE = "br-edge", "br-core", "br-phy"
 UPLINK = "uplink"        #: the server's NIC into the legacy core (OpenFlow port 1 of br-edge)
 CONTROLLER_APP = "harmless.pipelines.edge_overlay.controller"
 DPID_BASE = 0x4F56 << 48
-VX_BASE = 100            #: OpenFlow port of the VXLAN port to server j = VX_BASE + j
+VX_BASE = MAX_VM_PORT + 1   #: OpenFlow port of the VXLAN port to server j = VX_BASE + j (above every VM port)
 VNI_BASE = 5000          #: tenant k's VNI in the VXLAN lab
 
 
@@ -389,13 +389,16 @@ def wait_audited(lab: str, wait_s: float = 60, since: float = 0.0) -> dict:
 def vm_add(lab: str, vm: Vm, tenant: str) -> None:
     """Add a VM: registry first (journaled, atomic), then its namespace and edge switch port (port-status ADD)."""
     reg = registry(lab)
+    if reg.harmless and vm.server == reg.harmless.server:
+        raise InputError("--server", f"{vm.server} is a HARMLESS server: its VMs are hosts on legacy access ports "
+                         "(in the topology file)", "add the VM to one of the other servers")
     t = next((x for x in reg.tenants if x.name == tenant), None)
     data = json.loads(reg.model_dump_json())
     if t is None:
         data["tenants"].append({"name": tenant, "vms": []})
     used = {v.port for _, v in reg.vms() if v.server == vm.server}
     if vm.port is None:
-        vm.port = next(p for p in range(FIRST_VM_PORT, 1000) if p not in used)
+        vm.port = next(p for p in range(FIRST_VM_PORT, MAX_VM_PORT + 1) if p not in used)
     next(x for x in data["tenants"] if x["name"] == tenant)["vms"].append(json.loads(vm.model_dump_json()))
     new = parse_registry(data, f"vm {vm.name}")
     j = _journal(lab, "overlay-vm-add")
@@ -434,7 +437,7 @@ def vm_move(lab: str, name: str, to: str) -> dict:
                          "move VMs between the other servers")
     old = v.server
     used = {x.port for _, x in reg.vms() if x.server == to}
-    port = next(p for p in range(FIRST_VM_PORT, 1000) if p not in used)
+    port = next(p for p in range(FIRST_VM_PORT, MAX_VM_PORT + 1) if p not in used)
     data = json.loads(reg.model_dump_json())
     for t in data["tenants"]:
         for x in t["vms"]:

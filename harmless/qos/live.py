@@ -22,6 +22,8 @@ import time
 from dataclasses import asdict, replace
 from typing import Callable
 
+from pydantic import ValidationError
+
 from harmless import journal
 from harmless import state as st
 from harmless.errors import HarmlessError, InputError, OvsError
@@ -204,6 +206,11 @@ def _change(switch: str, interface: str, make: Callable[[PortQos | None], PortQo
         return result
 
 
+#: ``harmless qos set`` option of each QoS field (error messages name the option the user typed)
+SET_OPTIONS = {"ingress_mbps": "--ingress", "ingress_burst_kb": "--ingress-burst", "egress_mbps": "--egress",
+               "egress_burst_kb": "--egress-burst", "scheduler": "--scheduler"}
+
+
 def set_qos(switch: str, interface: str, ingress_mbps: float | None = None, egress_mbps: float | None = None,
             ingress_burst_kb: int | None = None, egress_burst_kb: int | None = None, scheduler: str | None = None,
             progress: Progress = _quiet, dry_run: bool = False) -> dict:
@@ -235,10 +242,10 @@ def set_qos(switch: str, interface: str, ingress_mbps: float | None = None, egre
             merged.pop("scheduler", None)      # the plan's default "htb" means nothing without egress
         try:
             q = QosSettings.model_validate(merged)
-        except Exception as e:  # pydantic ValidationError: one line naming the option
-            err = e.errors()[0] if hasattr(e, "errors") else {"loc": (), "msg": str(e)}
-            loc = ".".join(str(x) for x in err["loc"]) or "qos"
-            raise InputError(f"--{loc.split('_')[0]}" if loc != "qos" else "harmless qos set",
+        except ValidationError as e:  # one line naming the option
+            err = e.errors()[0]
+            field = str(err["loc"][0]) if err["loc"] else ""
+            raise InputError(SET_OPTIONS.get(field, "harmless qos set"),
                              err["msg"].removeprefix("Value error, "),
                              "see harmless qos set --help (rates in Mbit/s > 0, bursts in kbit >= 12)") from None
         return PortQos.from_settings(q)

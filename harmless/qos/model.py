@@ -39,11 +39,12 @@ INGRESS_BURST_S = 0.3
 #: through a 100 Mbit/s queue; 10 ms brought it back to the unshaped figure and kept shaping within 0.96 of the rate
 #: (measured, docs/qos.md "Bursts")
 EGRESS_BURST_S = 0.01
-#: trunk types and the egress mechanism each has (None: egress QoS cannot be enforced there)
-#: trunk types whose egress is shaped by a kernel qdisc (``auto`` runs AF_PACKET when a port on it has egress QoS:
-#: :func:`harmless.otc.trunks.preselect`)
-KERNEL_QDISC_TRUNKS = ("system", "auto")
-EGRESS_BY_TRUNK = {"system": "linux", "auto": "linux", "afxdp": None, "dpdk": "trtcm-policer", "dpdkvhostuserclient": "trtcm-policer"}
+#: trunk types and the egress mechanism each has (None: egress QoS cannot be enforced there); ``auto`` runs AF_PACKET
+#: when a port on it has egress QoS (:func:`harmless.otc.trunks.preselect`)
+EGRESS_BY_TRUNK = {"system": "linux", "auto": "linux", "afxdp": None, "dpdk": "trtcm-policer",
+                   "dpdkvhostuserclient": "trtcm-policer"}
+#: trunk types whose egress is shaped by a kernel qdisc
+KERNEL_QDISC_TRUNKS = tuple(t for t, mech in EGRESS_BY_TRUNK.items() if mech == "linux")
 
 
 class QosSettings(BaseModel):

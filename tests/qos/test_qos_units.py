@@ -207,3 +207,31 @@ def test_auto_trunk_with_egress_shaping_runs_af_packet():
     assert q.wanted_trunks(shaped)["hl-t0"]["type"] == "linux-htb"
     policed = plan(qos10=PortQos(20, None, None, None, "htb"), trunk_type="auto").switches[0]
     assert not trunks.shaped(policed, policed.trunks[0])          # ingress only: AF_XDP stays possible
+
+
+def test_live_checks_name_the_option_and_refuse_egress_on_a_running_af_xdp_trunk(monkeypatch):
+    from harmless.qos import live
+    sp = plan(trunk_type="auto").switches[0]
+    with pytest.raises(InputError) as e:                 # auto trunk on AF_XDP now: egress refused, fix named
+        live._check_enforceable(sp, 1, PortQos(None, None, 50, None, "htb"), False, "afxdp")
+    assert "--egress" in str(e.value) and "AF_XDP" in str(e.value) and "harmless up" in str(e.value)
+    live._check_enforceable(sp, 1, PortQos(None, None, 50, None, "htb"), False, "")   # on AF_PACKET: fine
+    live._check_enforceable(sp, 1, PortQos(20, None, None, None, "htb"), False, "afxdp")  # ingress: a meter, fine
+    monkeypatch.setattr(live, "_change", lambda sw, itf, make, sched, progress, dry_run: make(None))
+    for opt, kw in (("--ingress-burst", {"ingress_mbps": 10, "ingress_burst_kb": 1}),
+                    ("--egress-burst", {"egress_mbps": 10, "egress_burst_kb": 1}),
+                    ("--egress", {"egress_mbps": -5})):
+        with pytest.raises(InputError) as e:
+            live.set_qos("sw1", "FastEthernet0/10", **kw)
+        assert str(e.value).startswith(opt + ":"), str(e.value)
+
+
+def test_auto_trunk_resolved_to_af_packet_drops_the_af_xdp_option():
+    from harmless.otc.bridges import convergence_commands
+    p = plan(trunk_type="auto")
+    on_system = convergence_commands(p, {}, {}, {}, frozenset(), {"hl-t0": "system"})
+    assert ["remove", "Interface", "hl-t0", "options", "xdp-mode"] in on_system
+    assert any(c[:3] == ["set", "Interface", "hl-t0"] and 'type=""' in c for c in on_system)
+    on_xdp = convergence_commands(p, {}, {}, {}, frozenset(), {})
+    assert any(c[:3] == ["set", "Interface", "hl-t0"] and "options:xdp-mode=best-effort" in c for c in on_xdp)
+    assert not any(c[:2] == ["remove", "Interface"] for c in on_xdp)

@@ -10,6 +10,7 @@ from harmless.bench.sut import Sockets, bench_plan, bootstrap_flows
 from harmless.bench.testpmd import IMIX_MEAN_FRAME, IMIX_SEGMENTS, TestpmdOptions, VirtioPort, build_argv
 from harmless.bench.trunkbench import combine_repeats, median_spread
 from harmless.cli import main
+from harmless.cost import models as m
 from harmless.cost.capacity import measured_harmless
 from harmless.cost.catalog import load_catalog
 from harmless.errors import InputError
@@ -119,8 +120,16 @@ def test_measured_capex_sizes_servers_by_capacity():
     assert r["capex"] == 5 * cat.prices.server_usd + 5 * cat.prices.nic_4x10g_usd
     big = measured_harmless(48, "1G", cat, server_gbps=1000)
     assert big["ports_per_server"] == 12 * cat.harmless.access_ports_per_trunk and big["servers"] == 1
-    with pytest.raises(InputError):
-        measured_harmless(48, "1G", cat, server_gbps=0.5, load=1.0)
+    # above the NIC slots the measured figure is the paper's C_HL: second CPUs, NICs per server, legacy switches
+    for x, speed in ((144, "1G"), (300, "1G"), (72, "10G"), (200, "10G")):
+        for owned in (m.PAPER_OWNED, m.Owned(spare_servers=1, legacy_switches=0)):
+            paper = sum(i.qty * i.unit for i in m.harmless_items(x, speed, cat, owned))
+            assert measured_harmless(x, speed, cat, server_gbps=1e6, owned=owned)["capex"] == paper, (x, speed)
+    two = measured_harmless(120, "1G", cat, server_gbps=60)          # 60 ports a server: 2 X710 each
+    assert (two["servers"], two["nics"]) == (2, 4)
+    for bad in (0.5, float("inf"), float("nan"), -1.0):
+        with pytest.raises(InputError):
+            measured_harmless(48, "1G", cat, server_gbps=bad, load=1.0)
 
 
 def test_capex_cli_bench_result(tmp_path):
