@@ -98,16 +98,17 @@ def interruptible(say: Callable[[str], None]) -> Iterator[None]:
         _interrupt.clear()
 
 
-def _path() -> Path:
+def default_path() -> Path:
+    """The deployment's journal: ``<state dir>/journal.jsonl`` (other journals, e.g. a lab's, pass their own path)."""
     return st.state_dir() / "journal.jsonl"
 
 
-def unfinished() -> list[dict] | None:
-    """The records of an unfinished journal (an ``up``/``down`` that did not end), or None.
+def unfinished(path: Path | None = None) -> list[dict] | None:
+    """The records of an unfinished journal at ``path`` (default :func:`default_path`), or None.
 
     A torn last line is dropped; a record that is not JSON in the middle is kept as ``{"step": "corrupt"}``.
     """
-    p = _path()
+    p = path or default_path()
     try:
         lines = p.read_text(errors="replace").splitlines()
     except FileNotFoundError:
@@ -145,19 +146,24 @@ class Journal:
     """An open journal; :meth:`record` appends one fsynced record per step.
 
     Args:
-        op: ``up``, ``down`` or ``recover``.
+        op: ``up``, ``down``, ``recover``, ... (written into every record).
         say: prints warnings (a rollback record that could not be written).
+        append: continue an existing journal (sequence numbers go on) instead of starting a new one.
+        path: the journal file (default :func:`default_path`, the deployment's); closing archives it in a
+            ``journal/`` folder beside it.
 
     Raises:
         StateWriteError: the journal cannot be created (then nothing was done).
     """
 
-    def __init__(self, op: str, say: Callable[[str], None] = lambda _m: None, append: bool = False):
+    def __init__(self, op: str, say: Callable[[str], None] = lambda _m: None, append: bool = False,
+                 path: Path | None = None):
         self.op = op
+        self.path = path or default_path()
         self.say = say
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
-        p = _path()
+        p = self.path
         existed = p.exists()
         try:
             self._fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_TRUNC), 0o600)
@@ -166,7 +172,7 @@ class Journal:
         except OSError as e:
             raise st.StateWriteError(str(p), f"cannot write the journal ({e.strerror})",
                                      "free space on (or remount read-write) the state directory") from None
-        prev = unfinished() if append else None
+        prev = unfinished(p) if append else None
         self._seq = len(prev or [])
         self.closed = False
 
@@ -190,7 +196,7 @@ class Journal:
                 if undo:
                     self.say(f"could not journal {step} ({e.strerror}); continuing the rollback")
                 else:
-                    raise st.StateWriteError(str(_path()), f"cannot write the journal ({e.strerror})",
+                    raise st.StateWriteError(str(self.path), f"cannot write the journal ({e.strerror})",
                                              "free space on (or remount read-write) the state directory's file "
                                              "system; what was applied is rolled back") from None
             n = self._counts[step] = self._counts.get(step, 0) + 1
@@ -204,24 +210,25 @@ class Journal:
         self.closed = True
         with contextlib.suppress(OSError):
             os.close(self._fd)
-        archive(self.op)
+        archive(self.op, self.path)
 
 
-def archive(op: str) -> None:
-    """Move the journal to ``journal/<UTC time>-<op>.jsonl`` (best effort)."""
-    p = _path()
+def archive(op: str, path: Path | None = None) -> None:
+    """Move the journal at ``path`` (default :func:`default_path`) to ``journal/<UTC time>-<pid>-<op>.jsonl`` beside
+    it (best effort)."""
+    p = path or default_path()
     with contextlib.suppress(OSError):
-        d = st.state_dir() / "journal"
+        d = p.parent / "journal"
         d.mkdir(exist_ok=True, mode=0o700)
         os.replace(p, d / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{op}.jsonl")
         st.fsync_dir(p.parent)
 
 
-def tidy() -> None:
+def tidy(path: Path | None = None) -> None:
     """Archive a journal whose run ended but was killed before archiving it (its last record is an ``*.end``)."""
-    recs = unfinished()
+    recs = unfinished(path)
     if recs and is_finished(recs):
-        archive(str(recs[0].get("op", "run")))
+        archive(str(recs[0].get("op", "run")), path)
 
 
 def is_finished(recs: list[dict] | None) -> bool:

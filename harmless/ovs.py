@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harmless.errors import OvsError
+from harmless import procs
 from harmless.procs import alive, wait_gone
 
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
@@ -39,17 +40,9 @@ def ovs_installed() -> bool:
 
 def _run(argv: list[str], env: dict | None = None, stdin: str | None = None, timeout: float = 30,
          check: bool = True) -> subprocess.CompletedProcess:
-    try:
-        p = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, timeout=timeout)
-    except FileNotFoundError as e:
-        raise OvsError(argv[0], "command not found", "run packaging/install.sh (installs Open vSwitch)") from e
-    except subprocess.TimeoutExpired as e:
-        raise OvsError(" ".join(argv[:3]), f"timed out after {timeout:.0f} s",
-                       "check that ovs-vswitchd runs (harmless status)") from e
-    if check and p.returncode != 0:
-        msg = (p.stderr or p.stdout).strip().splitlines()
-        raise OvsError(" ".join(argv[:3]), msg[-1] if msg else f"exit {p.returncode}", "see the OVS logs")
-    return p
+    """An OVS tool through :func:`harmless.procs.run`; failures are :class:`OvsError`."""
+    return procs.run(argv, env=env, stdin=stdin, timeout=timeout, check=check, error=OvsError,
+                     fix="check that ovs-vswitchd runs (harmless status) and see the OVS logs")
 
 
 @dataclass(frozen=True)
@@ -211,7 +204,7 @@ class Ovs:
         if d.hugepages:
             huge = self.base_dir / "huge"
             huge.mkdir(exist_ok=True)
-            if subprocess.run(["mountpoint", "-q", str(huge)]).returncode != 0:
+            if procs.run(["mountpoint", "-q", str(huge)], check=False).returncode != 0:
                 _run(["mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", str(huge)])
             need = d.socket_mem_mb // 2
             nr = int(Path("/proc/sys/vm/nr_hugepages").read_text())
@@ -268,8 +261,8 @@ class Ovs:
             os.kill(pid, signal.SIGTERM)
             _wait_gone(pid)
         huge = self.base_dir / "huge"
-        if huge.exists() and subprocess.run(["mountpoint", "-q", str(huge)]).returncode == 0:
-            subprocess.run(["umount", str(huge)], capture_output=True)
+        if huge.exists() and procs.run(["mountpoint", "-q", str(huge)], check=False).returncode == 0:
+            procs.run(["umount", str(huge)], check=False)
 
 
 def _wait_gone(pid: int, timeout: float = 10) -> None:
