@@ -45,6 +45,19 @@ def _run(argv: list[str], env: dict | None = None, stdin: str | None = None, tim
                      fix="check that ovs-vswitchd runs (harmless status) and see the OVS logs")
 
 
+def transaction_args(cmds: list[list[str]]) -> list[str]:
+    """``ovs-vsctl`` arguments running ``cmds`` in one transaction: the commands joined by ``--`` (ovs-vsctl(8):
+    ``ovs-vsctl [options] -- [options] command [args] [-- [options] command [args]]...``). Pure.
+
+    Example: ``[["add-br", "b"], ["set", "Bridge", "b", "fail_mode=secure"]]`` ->
+    ``["add-br", "b", "--", "set", "Bridge", "b", "fail_mode=secure"]``.
+    """
+    out: list[str] = []
+    for c in cmds:
+        out += (["--"] if out else []) + list(c)
+    return out
+
+
 @dataclass(frozen=True)
 class DpdkOptions:
     """How to initialise DPDK inside ovs-vswitchd (shared/notes/ovs-dpdk-on-this-machine.md §4.1).
@@ -123,6 +136,22 @@ class Ovs:
         if not wait:
             argv.append("--no-wait")
         return _run(argv + list(args), env=self._env, timeout=timeout + 5).stdout
+
+    def transact(self, cmds: list[list[str]], timeout: float = 60) -> str:
+        """Run ``cmds`` (one ``ovs-vsctl`` command each, e.g. ``["--may-exist", "add-br", "br0"]``) as one OVSDB
+        transaction: one ``ovs-vsctl`` call, commands separated by ``--`` (:func:`transaction_args`), all or nothing.
+
+        An empty list runs nothing and returns ``""``.
+
+        Returns:
+            ovs-vsctl's standard output (one line per command that prints something, e.g. a created row's UUID).
+
+        Raises:
+            OvsError: ovs-vsctl failed or timed out (``timeout`` seconds); nothing of the transaction is applied.
+        """
+        if not cmds:
+            return ""
+        return self.vsctl(*transaction_args(cmds), timeout=timeout)
 
     def vsctl_json(self, table: str, *records: str, columns: list[str] | None = None) -> list[dict]:
         """``ovs-vsctl --format=json list TABLE [records]`` as a list of ``{column: python value}`` rows."""
@@ -239,7 +268,7 @@ class Ovs:
             self.appctl("exit", *(["--cleanup"] if cleanup else []), timeout=20)
         except OvsError:
             os.kill(pid, signal.SIGTERM)
-        _wait_gone(pid)
+        wait_gone(pid)
 
     def stop(self) -> None:
         """Stop a private instance completely: bridges, vswitchd, ovsdb-server, hugetlbfs mount. Idempotent."""
@@ -259,14 +288,10 @@ class Ovs:
         pid = self._pid("ovsdb-server")
         if pid is not None:
             os.kill(pid, signal.SIGTERM)
-            _wait_gone(pid)
+            wait_gone(pid)
         huge = self.base_dir / "huge"
         if huge.exists() and procs.run(["mountpoint", "-q", str(huge)], check=False).returncode == 0:
             procs.run(["umount", str(huge)], check=False)
-
-
-def _wait_gone(pid: int, timeout: float = 10) -> None:
-    wait_gone(pid, timeout)
 
 
 def _ovsdb_value(v):

@@ -4,7 +4,8 @@
   timeout, and turns every failure (not installed, timed out, non-zero exit) into a :class:`HarmlessError` subclass
   that names *what* failed and the *fix*.
 * :func:`spawn` starts a long-running process (a controller, a daemon of the lab) with its output in a log file;
-  :func:`stop` ends it (SIGTERM, then SIGKILL).
+  :func:`spawn_piped` one that is driven over its standard input and output (a DPDK generator's console);
+  :func:`stop` ends either (SIGTERM, then SIGKILL; optionally after a grace period, to its whole process group).
 * :func:`alive` / :func:`wait_gone` treat a zombie as gone.
 * :func:`free_port` and :func:`cpu_seconds` are the process-level facts the labs and benchmarks share.
 
@@ -92,15 +93,60 @@ def spawn(argv: Sequence[str], log_file: Path | str, *, netns: str | None = None
         out.close()
 
 
-def stop(p: subprocess.Popen | None, timeout: float = 10) -> None:
-    """End a process started by :func:`spawn`: SIGTERM, wait ``timeout`` s, then SIGKILL. None or ended: no-op."""
+def spawn_piped(argv: Sequence[str], *, text: bool = False, netns: str | None = None,
+                env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start an interactive process in its own session: its stdin and stdout are pipes (stderr joins stdout).
+
+    The caller writes commands to ``p.stdin`` and reads ``p.stdout`` (e.g. in a thread); :func:`stop` ends it.
+
+    Args:
+        argv: the command (no shell).
+        text: text pipes (line-buffered) instead of bytes.
+        netns: a network namespace to run it in.
+        env: variables added to this process's environment.
+
+    Raises:
+        CommandError: the program is not installed.
+    """
+    full = in_netns(argv, netns)
+    try:
+        return subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=text, bufsize=1 if text else -1, start_new_session=True,
+                                env={**os.environ, **(env or {})})
+    except FileNotFoundError:
+        raise CommandError(full[0], "command not found", "run packaging/install.sh") from None
+
+
+def stop(p: subprocess.Popen | None, timeout: float = 10, *, grace: float = 0, group: bool = False) -> None:
+    """End a process started by :func:`spawn`/:func:`spawn_piped`. None or ended: no-op.
+
+    Args:
+        p: the process.
+        timeout: seconds between SIGTERM and SIGKILL.
+        grace: seconds to wait for it to exit by itself first (after the caller asked it to quit).
+        group: signal its whole process group (it was started in its own session, so the group is its pid),
+            which reaches the children it started.
+    """
     if p is None or p.poll() is not None:
         return
-    p.terminate()
+    if grace > 0:
+        try:
+            p.wait(grace)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+    def send(sig: int) -> None:
+        try:
+            os.killpg(p.pid, sig) if group else p.send_signal(sig)
+        except OSError:
+            pass
+
+    send(signal.SIGTERM)
     try:
         p.wait(timeout)
     except subprocess.TimeoutExpired:
-        p.kill()
+        send(signal.SIGKILL)
         p.wait(5)
 
 

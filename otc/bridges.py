@@ -22,6 +22,7 @@ import json
 import re
 import subprocess
 
+from harmless import procs
 from harmless.errors import OvsError
 from harmless.otc import controllers as controller_side
 from harmless.otc import qos as qos_side
@@ -29,7 +30,7 @@ from harmless.otc import trunks as trunk_types
 from harmless.otc.flows import (OTC_BRIDGE, OTC_COOKIE, patch_names, patch_ofport, translator_flows,
                                 trunk_ofport)
 from harmless.ovs import Ovs
-from harmless.plan import Plan, SwitchPlan
+from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
 
 OTC_PROTOCOLS = "OpenFlow13,OpenFlow14"   # 1.4 for bundles
 #: Interface ``external_ids`` key set to ``down`` while a br-of interface stands for a legacy port whose link is down
@@ -55,6 +56,9 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
                          resolved: dict[str, str] | None = None) -> list[list[str]]:
     """ovs-vsctl commands (one list per command) that turn the current DB state into the plan. Pure.
 
+    Order: stale bridges deleted, br-otc, then per switch its br-of, trunks, patch pairs and controller targets,
+    last the stale ports.
+
     Args:
         plan: the plan to build.
         bridges: existing bridges by name (rows with ``external_ids``).
@@ -65,64 +69,97 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
         resolved: ``{interface: "system"}``: ``type: auto`` trunks that must be AF_PACKET
             (:func:`harmless.otc.trunks.preselect`); other ``auto`` trunks try AF_XDP.
     """
-    cmds: list[list[str]] = []
-    want_ports: set[str] = set()
     want_bridges = {OTC_BRIDGE} | {sp.bridge for sp in plan.switches}
-    # stale first: bridges and ports HARMLESS made that the plan no longer has
-    for name, row in bridges.items():
-        if row["external_ids"].get("harmless") == "of" and name not in want_bridges:
-            cmds.append(["--if-exists", "del-br", name])
+    # stale first: bridges HARMLESS made that the plan no longer has
+    cmds = [["--if-exists", "del-br", name] for name, row in bridges.items()
+            if row["external_ids"].get("harmless") == "of" and name not in want_bridges]
+    cmds += _otc_bridge_commands(plan)
+    for i, sp in plan.numbered():
+        cmds += _of_bridge_commands(sp)
+        for k, t in enumerate(sp.trunks):
+            cmds += _trunk_commands(sp, t, trunk_ofport(i, k), resolved or {})
+        for p in sp.ports:
+            cmds += _patch_pair_commands(i, sp, p, held_down)
+        cmds += _controller_commands(sp, controllers.get(sp.bridge, []))
+    want_ports = _wanted_ports(plan)
+    for name, row in owned_ports.items():
+        br_owned = row["external_ids"].get("harmless")
+        if name not in want_ports and name not in want_bridges and br_owned not in ("otc",):
+            cmds.append(["--if-exists", "del-port", name])
+    return cmds
+
+
+def _wanted_ports(plan: Plan) -> set[str]:
+    """Every port name the plan puts on a bridge: trunk interfaces and both ends of every patch pair. Pure."""
+    want = {t.server_interface for sp in plan.switches for t in sp.trunks}
+    for sp in plan.switches:
+        for p in sp.ports:
+            want |= set(patch_names(sp.name, p.ofport))
+    return want
+
+
+def _otc_bridge_commands(plan: Plan) -> list[list[str]]:
+    """br-otc itself (and the VLAN limit that QinQ needs). Pure."""
+    cmds = []
     if any(sp.has_qinq for sp in plan.switches):   # parse the C-tag under the S-tag (see flows module doc)
         cmds.append(["set", "Open_vSwitch", ".", "other_config:vlan-limit=2"])
     cmds.append(["--may-exist", "add-br", OTC_BRIDGE])
     cmds.append(["set", "Bridge", OTC_BRIDGE, "datapath_type=netdev", "fail_mode=secure",
                  f"protocols={OTC_PROTOCOLS}", "other_config:disable-in-band=true", "external_ids:harmless=otc"])
     cmds.append(["set", "Port", OTC_BRIDGE, "external_ids:harmless=otc"])
-    for i, sp in plan.numbered():
-        br = sp.bridge
-        cmds.append(["--may-exist", "add-br", br])
-        cmds.append(["set", "Bridge", br, "datapath_type=netdev", "fail_mode=secure",
-                     "protocols=" + ",".join(sp.protocols), f"other_config:datapath-id={sp.datapath_id}",
-                     "other_config:disable-in-band=true", "external_ids:harmless=of",
-                     f"external_ids:harmless-switch={sp.name}"])
-        cmds.append(["set", "Port", br, f"external_ids:harmless={sp.name}"])
-        for k, t in enumerate(sp.trunks):
-            want_ports.add(t.server_interface)
-            cmds.append(["--may-exist", "add-port", OTC_BRIDGE, t.server_interface])
-            typ, opts = trunk_types.interface_settings(t, resolved or {})
-            iface = ["set", "Interface", t.server_interface, f"ofport_request={trunk_ofport(i, k)}", "type=" + typ]
-            iface += [f"options:{k2}={v}" for k2, v in opts]
-            cmds.append(iface)
-            if t.type == "auto" and typ != "afxdp":        # an auto trunk back on AF_PACKET: no AF_XDP option left
-                cmds.append(["remove", "Interface", t.server_interface, "options", "xdp-mode"])
-            cmds.append(["set", "Port", t.server_interface, f"external_ids:harmless={sp.name}",
-                         f"external_ids:harmless-trunk={t.switch_port}"])
-        for p in sp.ports:
-            otc_side, of_side = patch_names(sp.name, p.ofport)
-            want_ports |= {otc_side, of_side}
-            cmds.append(["--may-exist", "add-port", OTC_BRIDGE, otc_side])
-            cmds.append(["set", "Interface", otc_side, "type=patch", f"options:peer={of_side}",
-                         f"ofport_request={patch_ofport(i, p.ofport)}"])
-            cmds.append(["set", "Port", otc_side, f"external_ids:harmless={sp.name}",
-                         f"external_ids:harmless-port={p.interface}"])
-            cmds.append(["--may-exist", "add-port", br, of_side])
-            if of_side in held_down:
-                cmds += placeholder_commands(of_side, p.ofport)
-            else:
-                cmds.append(["set", "Interface", of_side, "type=patch", f"options:peer={otc_side}",
-                             f"ofport_request={p.ofport}"])
-            cmds.append(["set", "Port", of_side, f"external_ids:harmless={sp.name}",
-                         f"external_ids:harmless-port={p.interface}"])
-        if sorted(sp.controllers) != sorted(controllers.get(br, [])):
-            if sp.controllers:
-                cmds.append(["set-controller", br, *sp.controllers])
-            else:
-                cmds.append(["del-controller", br])
-    for name, row in owned_ports.items():
-        br_owned = row["external_ids"].get("harmless")
-        if name not in want_ports and name not in want_bridges and br_owned not in ("otc",):
-            cmds.append(["--if-exists", "del-port", name])
     return cmds
+
+
+def _of_bridge_commands(sp: SwitchPlan) -> list[list[str]]:
+    """One switch's br-of bridge (without its ports). Pure."""
+    br = sp.bridge
+    return [["--may-exist", "add-br", br],
+            ["set", "Bridge", br, "datapath_type=netdev", "fail_mode=secure",
+             "protocols=" + ",".join(sp.protocols), f"other_config:datapath-id={sp.datapath_id}",
+             "other_config:disable-in-band=true", "external_ids:harmless=of",
+             f"external_ids:harmless-switch={sp.name}"],
+            ["set", "Port", br, f"external_ids:harmless={sp.name}"]]
+
+
+def _trunk_commands(sp: SwitchPlan, t: TrunkPlan, ofport: int, resolved: dict[str, str]) -> list[list[str]]:
+    """Trunk ``t`` of ``sp`` as br-otc port ``ofport`` with its interface type and options. Pure."""
+    cmds = [["--may-exist", "add-port", OTC_BRIDGE, t.server_interface]]
+    typ, opts = trunk_types.interface_settings(t, resolved)
+    cmds.append(["set", "Interface", t.server_interface, f"ofport_request={ofport}", "type=" + typ,
+                 *[f"options:{k}={v}" for k, v in opts]])
+    if t.type == "auto" and typ != "afxdp":        # an auto trunk back on AF_PACKET: no AF_XDP option left
+        cmds.append(["remove", "Interface", t.server_interface, "options", "xdp-mode"])
+    cmds.append(["set", "Port", t.server_interface, f"external_ids:harmless={sp.name}",
+                 f"external_ids:harmless-trunk={t.switch_port}"])
+    return cmds
+
+
+def _patch_pair_commands(i: int, sp: SwitchPlan, p: PortPlan, held_down: frozenset[str]) -> list[list[str]]:
+    """The patch pair of migrated port ``p`` (switch number ``i``): br-otc side, br-of side (or its link-down
+    placeholder when ``held_down`` has it). Pure."""
+    otc_side, of_side = patch_names(sp.name, p.ofport)
+    cmds = [["--may-exist", "add-port", OTC_BRIDGE, otc_side],
+            ["set", "Interface", otc_side, "type=patch", f"options:peer={of_side}",
+             f"ofport_request={patch_ofport(i, p.ofport)}"],
+            ["set", "Port", otc_side, f"external_ids:harmless={sp.name}", f"external_ids:harmless-port={p.interface}"],
+            ["--may-exist", "add-port", sp.bridge, of_side]]
+    if of_side in held_down:
+        cmds += placeholder_commands(of_side, p.ofport)
+    else:
+        cmds.append(["set", "Interface", of_side, "type=patch", f"options:peer={otc_side}",
+                     f"ofport_request={p.ofport}"])
+    cmds.append(["set", "Port", of_side, f"external_ids:harmless={sp.name}",
+                 f"external_ids:harmless-port={p.interface}"])
+    return cmds
+
+
+def _controller_commands(sp: SwitchPlan, current: list[str]) -> list[list[str]]:
+    """``set-controller``/``del-controller`` for ``sp``'s br-of when its targets differ from ``current``. Pure."""
+    if sorted(sp.controllers) == sorted(current):
+        return []
+    if sp.controllers:
+        return [["set-controller", sp.bridge, *sp.controllers]]
+    return [["del-controller", sp.bridge]]
 
 
 def apply(ovs: Ovs, plan: Plan) -> list[trunk_types.TrunkChoice]:
@@ -143,11 +180,8 @@ def apply(ovs: Ovs, plan: Plan) -> list[trunk_types.TrunkChoice]:
         _ensure_tap(ovs, name)
     resolved = trunk_types.preselect(ovs, plan)
     cmds = convergence_commands(plan, bridges, _owned_ports(ovs), ctl, frozenset(held & wanted), resolved)
-    argv: list[str] = []
-    for c in cmds:
-        argv += (["--"] if argv else []) + c
     controller_side.apply_tls(ovs, plan)          # before the targets: ssl: connections need it (issue #13)
-    ovs.vsctl(*argv, timeout=60)
+    ovs.transact(cmds, timeout=60)
     choices = trunk_types.settle(ovs, plan, resolved)
     for name in sorted(held - wanted):      # ports that left the plan while held down
         _delete_tap(ovs, name)
@@ -218,14 +252,9 @@ def remove(ovs: Ovs, bridges: list[str]) -> None:
     # QoS/Queue rows are root rows: destroyed explicitly (no orphans), in a transaction of their own (ovs-vsctl
     # drops the `clear Port qos` of a port that a del-br in the same transaction deletes)
     qos_cmds = qos_side.remove_commands(ovs)
-    if qos_cmds:
-        _vsctl_txn(ovs, qos_cmds)
-    argv: list[str] = []
-    for br in [*bridges, OTC_BRIDGE]:
-        argv += (["--"] if argv else []) + ["--if-exists", "del-br", br]
-    for c in controller_side.tls_commands(None, controller_side.current_ssl(ovs)):
-        argv += ["--", *c]
-    ovs.vsctl(*argv, timeout=60)
+    ovs.transact(qos_cmds)
+    ovs.transact([*[["--if-exists", "del-br", br] for br in [*bridges, OTC_BRIDGE]],
+                  *controller_side.tls_commands(None, controller_side.current_ssl(ovs))], timeout=60)
     for name in sorted(held):
         _delete_tap(ovs, name)
 
@@ -270,14 +299,14 @@ def set_link(ovs: Ovs, sp: SwitchPlan, ofport: int, up: bool) -> None:
     """
     of_side = patch_names(sp.name, ofport)[1]
     if up:
-        _vsctl_txn(ovs, patch_commands(sp, ofport))
+        ovs.transact(patch_commands(sp, ofport))
         _delete_tap(ovs, of_side)
         return
     rows = ovs.vsctl_json("Interface", of_side, columns=["mac_in_use"]) if of_side in _iface_names(ovs) else []
     mac = rows[0]["mac_in_use"] if rows and isinstance(rows[0]["mac_in_use"], str) else ""
     _ensure_tap(ovs, of_side)
     try:
-        _vsctl_txn(ovs, placeholder_commands(of_side, ofport))
+        ovs.transact(placeholder_commands(of_side, ofport))
     except OvsError:
         _delete_tap(ovs, of_side)          # nothing changed in OVS: leave no tap behind
         raise
@@ -336,20 +365,11 @@ def _iface_names(ovs: Ovs) -> set[str]:
     return {r["name"] for r in ovs.vsctl_json("Interface", columns=["name"])}
 
 
-def _vsctl_txn(ovs: Ovs, cmds: list[list[str]]) -> None:
-    argv: list[str] = []
-    for c in cmds:
-        argv += (["--"] if argv else []) + c
-    ovs.vsctl(*argv)
-
-
 def _ip(ovs: Ovs, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """``ip`` in the server OVS's network namespace (``ip -n``); a failure (``check``) is an :class:`OvsError`."""
     argv = ["ip", *(["-n", ovs.netns] if ovs.netns else []), *args]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    if check and p.returncode != 0:
-        raise OvsError(" ".join(argv[:5]), (p.stderr or p.stdout).strip() or f"exit {p.returncode}",
-                       "check the server's network namespace and interface names")
-    return p
+    return procs.run(argv, check=check, error=OvsError, where=" ".join(argv[:5]),
+                     fix="check the server's network namespace and interface names")
 
 
 def _link_info(ovs: Ovs, name: str) -> dict | None:

@@ -146,12 +146,7 @@ def apply_tls(ovs: Ovs, plan) -> tuple[str, str, str] | None:
         for p in want:
             if not os.access(p, os.R_OK):
                 raise InputError("openflow.tls", f"cannot read {p}", "point openflow.tls at existing PEM files")
-    cmds = tls_commands(want, current_ssl(ovs))
-    argv: list[str] = []
-    for c in cmds:
-        argv += (["--"] if argv else []) + c
-    if argv:
-        ovs.vsctl(*argv)
+    ovs.transact(tls_commands(want, current_ssl(ovs)))
     return want
 
 
@@ -193,26 +188,17 @@ def settings_commands(rows: list[dict], max_backoff_ms: int, inactivity_probe_ms
 
 def apply_settings(ovs: Ovs, plan) -> None:
     """Write each br-of's ``max_backoff``/``inactivity_probe``/out-of-band onto its Controller rows (one txn)."""
-    argv: list[str] = []
-    for sp in plan.switches:
-        if not sp.controllers:
-            continue
-        for c in settings_commands(controller_rows(ovs, sp.bridge), sp.max_backoff_ms, sp.inactivity_probe_ms):
-            argv += (["--"] if argv else []) + c
-    if argv:
-        ovs.vsctl(*argv)
+    ovs.transact([c for sp in plan.switches if sp.controllers
+                  for c in settings_commands(controller_rows(ovs, sp.bridge), sp.max_backoff_ms,
+                                             sp.inactivity_probe_ms)])
 
 
 def reconfigure_connected(ovs: Ovs, uuids: list[str]) -> None:
     """Make ovs-vswitchd apply ``max_backoff``/``inactivity_probe`` to these connected controllers (see the module
     doc: OVS 3.1 applies them only on a reconfiguration while connected) by writing
     ``other_config:harmless-reconfigured=<epoch ms>`` (a column ovs-vswitchd monitors; the key itself is ignored)."""
-    argv: list[str] = []
     stamp = str(time.time_ns() // 1_000_000)
-    for u in uuids:
-        argv += (["--"] if argv else []) + ["set", "Controller", u, f"other_config:harmless-reconfigured={stamp}"]
-    if argv:
-        ovs.vsctl(*argv)
+    ovs.transact([["set", "Controller", u, f"other_config:harmless-reconfigured={stamp}"] for u in uuids])
 
 
 # ----------------------------------------------------------------------------- diagnosis

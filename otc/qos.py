@@ -26,9 +26,11 @@ OVSDB: nothing deletes them but an explicit ``destroy``); :func:`remove_commands
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
+from harmless import procs
 from harmless.errors import OvsError
 from harmless.otc.flows import OTC_BRIDGE, patch_ofport
 from harmless.ovs import Ovs
@@ -135,10 +137,7 @@ def ovsdb_commands(want: dict[str, dict], rows: dict) -> list[list[str]]:
     Raises:
         OvsError: a trunk carries a QoS row HARMLESS did not make (it is never overwritten).
     """
-    cmds: list[list[str]] = []
-    keep_qos: set[str] = set()
-    keep_queue: set[str] = set()
-    n = 0
+    txn = _QosTxn()
     for iface, w in sorted(want.items()):
         cur = rows["ports"].get(iface)
         row = rows["qos"].get(cur) if cur else None
@@ -146,49 +145,76 @@ def ovsdb_commands(want: dict[str, dict], rows: dict) -> list[list[str]]:
             raise OvsError(iface, "the trunk carries a QoS row HARMLESS did not make",
                            f"remove it (ovs-vsctl clear Port {iface} qos) or drop qos from this trunk's ports")
         if row is not None and row["type"] == w["type"]:
-            keep_qos.add(cur)
-            cmds.append(["set", "QoS", cur, *[f"other_config:{c}" for c in port_config(w["type"])]])
-            for qid, spec in sorted(w["queues"].items()):
-                cfg = queue_config(w["type"], spec["qos"])
-                quuid = row["queues"].get(qid)
-                if quuid:
-                    keep_queue.add(quuid)
-                    cmds.append(["clear", "Queue", quuid, "other_config"])
-                    cmds.append(["set", "Queue", quuid, *[f"other_config:{c}" for c in cfg],
-                                 f"external_ids:harmless-port={spec['interface']}"])
-                else:
-                    n += 1
-                    cmds.append(["--id=@hq%d" % n, "create", "Queue", *[f"other_config:{c}" for c in cfg],
-                                 f"external_ids:harmless={MARK}", f"external_ids:harmless-port={spec['interface']}"])
-                    cmds.append(["add", "QoS", cur, "queues", f"{qid}=@hq{n}"])
-            for qid, quuid in sorted(row["queues"].items()):
-                if qid not in w["queues"]:
-                    cmds.append(["remove", "QoS", cur, "queues", str(qid)])
-            continue
-        refs = []
+            txn.update_qos(cur, row, w)
+        else:
+            txn.create_qos(iface, w)
+    txn.drop_unkept(rows, want)
+    return txn.cmds
+
+
+class _QosTxn:
+    """The commands of :func:`ovsdb_commands` as they are built: which rows are kept, and the counter that names
+    new rows (``@hq<n>``, ``@hqos<n>``) uniquely within the transaction."""
+
+    def __init__(self):
+        self.cmds: list[list[str]] = []
+        self.keep_qos: set[str] = set()
+        self.keep_queue: set[str] = set()
+        self.n = 0
+
+    def _create_queue(self, typ: str, spec: dict) -> str:
+        """Append a ``create Queue`` command; return its ``@hq<n>`` name."""
+        self.n += 1
+        self.cmds.append(["--id=@hq%d" % self.n, "create", "Queue",
+                          *[f"other_config:{c}" for c in queue_config(typ, spec["qos"])],
+                          f"external_ids:harmless={MARK}", f"external_ids:harmless-port={spec['interface']}"])
+        return f"@hq{self.n}"
+
+    def update_qos(self, cur: str, row: dict, w: dict) -> None:
+        """Keep QoS row ``cur`` (same type as wanted): its settings, its queues updated, added or removed."""
+        self.keep_qos.add(cur)
+        self.cmds.append(["set", "QoS", cur, *[f"other_config:{c}" for c in port_config(w["type"])]])
         for qid, spec in sorted(w["queues"].items()):
-            n += 1
-            cmds.append(["--id=@hq%d" % n, "create", "Queue",
-                         *[f"other_config:{c}" for c in queue_config(w["type"], spec["qos"])],
-                         f"external_ids:harmless={MARK}", f"external_ids:harmless-port={spec['interface']}"])
-            refs.append(f"queues:{qid}=@hq{n}")
-        n += 1
-        cmds.append([f"--id=@hqos{n}", "create", "QoS", f"type={w['type']}",
-                     *[f"other_config:{c}" for c in port_config(w["type"])], *refs,
-                     f"external_ids:harmless={MARK}", f"external_ids:harmless-trunk={iface}"])
-        cmds.append(["set", "Port", iface, f"qos=@hqos{n}"])
-    # whatever HARMLESS made that is not kept: detach, then destroy (QoS and Queue rows are never garbage-collected)
-    for port, cur in sorted(rows["ports"].items(), key=lambda kv: kv[0]):
-        if cur and cur not in keep_qos and rows["qos"].get(cur, {}).get("external_ids", {}).get("harmless") == MARK:
-            if port not in want:
-                cmds.append(["clear", "Port", port, "qos"])
-    for u, row in sorted(rows["qos"].items()):
-        if u not in keep_qos and row["external_ids"].get("harmless") == MARK:
-            cmds.append(["destroy", "QoS", u])
-    for u, row in sorted(rows["queue"].items()):
-        if u not in keep_queue and row["external_ids"].get("harmless") == MARK:
-            cmds.append(["destroy", "Queue", u])
-    return cmds
+            quuid = row["queues"].get(qid)
+            if quuid:
+                self.keep_queue.add(quuid)
+                cfg = queue_config(w["type"], spec["qos"])
+                self.cmds.append(["clear", "Queue", quuid, "other_config"])
+                self.cmds.append(["set", "Queue", quuid, *[f"other_config:{c}" for c in cfg],
+                                  f"external_ids:harmless-port={spec['interface']}"])
+            else:
+                ref = self._create_queue(w["type"], spec)
+                self.cmds.append(["add", "QoS", cur, "queues", f"{qid}={ref}"])
+        for qid in sorted(row["queues"]):
+            if qid not in w["queues"]:
+                self.cmds.append(["remove", "QoS", cur, "queues", str(qid)])
+
+    def create_qos(self, iface: str, w: dict) -> None:
+        """A new QoS row with its queues on trunk ``iface`` (replacing whatever HARMLESS row it had)."""
+        refs = [f"queues:{qid}={self._create_queue(w['type'], spec)}" for qid, spec in sorted(w["queues"].items())]
+        self.n += 1
+        self.cmds.append([f"--id=@hqos{self.n}", "create", "QoS", f"type={w['type']}",
+                          *[f"other_config:{c}" for c in port_config(w["type"])], *refs,
+                          f"external_ids:harmless={MARK}", f"external_ids:harmless-trunk={iface}"])
+        self.cmds.append(["set", "Port", iface, f"qos=@hqos{self.n}"])
+
+    def drop_unkept(self, rows: dict, want: dict) -> None:
+        """Whatever HARMLESS made that is not kept: detach, then destroy (QoS and Queue rows are never
+        garbage-collected)."""
+        for port, cur in sorted(rows["ports"].items(), key=lambda kv: kv[0]):
+            if cur and cur not in self.keep_qos and _ours(rows["qos"].get(cur, {})) and port not in want:
+                self.cmds.append(["clear", "Port", port, "qos"])
+        for u, row in sorted(rows["qos"].items()):
+            if u not in self.keep_qos and _ours(row):
+                self.cmds.append(["destroy", "QoS", u])
+        for u, row in sorted(rows["queue"].items()):
+            if u not in self.keep_queue and _ours(row):
+                self.cmds.append(["destroy", "Queue", u])
+
+
+def _ours(row: dict) -> bool:
+    """True when an OVSDB row carries HARMLESS's QoS mark (``external_ids:harmless=qos``). Pure."""
+    return row.get("external_ids", {}).get("harmless") == MARK
 
 
 def bpf_bytecode(vid: int) -> str:
@@ -260,12 +286,10 @@ def parse_meters(text: str) -> dict[int, dict]:
 
 
 def _tc(ovs: Ovs, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """``tc`` in the server OVS's network namespace (``tc -n``); a failure (``check``) is an :class:`OvsError`."""
     argv = ["tc", *(["-n", ovs.netns] if ovs.netns else []), *args]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    if check and p.returncode != 0:
-        raise OvsError(" ".join(argv[:6]), (p.stderr or p.stdout).strip() or f"exit {p.returncode}",
-                       "check that the kernel has sch_htb/sch_hfsc and cls_bpf (docs/qos.md)")
-    return p
+    return procs.run(argv, check=check, error=OvsError, where=" ".join(argv[:6]),
+                     fix="check that the kernel has sch_htb/sch_hfsc and cls_bpf (docs/qos.md)")
 
 
 def _filter_prios(ovs: Ovs, iface: str) -> set[int]:
@@ -292,15 +316,6 @@ def apply_classifiers(ovs: Ovs, want: dict[str, dict]) -> None:
             _tc(ovs, "filter", "del", "dev", iface, "parent", "1:", "prio", str(prio), check=False)
 
 
-def _vsctl_txn(ovs: Ovs, cmds: list[list[str]]) -> None:
-    if not cmds:
-        return
-    argv: list[str] = []
-    for c in cmds:
-        argv += (["--"] if argv else []) + c
-    ovs.vsctl(*argv, timeout=60)
-
-
 def apply_before_flows(ovs: Ovs, plan: Plan) -> set[int]:
     """Converge meters (add/modify), QoS/Queue rows and the kernel classifiers to the plan, before the translator
     flows that reference them are installed. Returns the meter ids to delete once the flows no longer use them
@@ -314,7 +329,7 @@ def apply_before_flows(ovs: Ovs, plan: Plan) -> set[int]:
     for mid, (kbps, burst) in sorted(meters.items()):
         ovs.ofctl(*OF13, "mod-meter" if mid in have else "add-meter", OTC_BRIDGE, meter_spec(mid, kbps, burst))
     want = wanted_trunks(plan)
-    _vsctl_txn(ovs, ovsdb_commands(want, read_rows(ovs)))
+    ovs.transact(ovsdb_commands(want, read_rows(ovs)))
     apply_classifiers(ovs, want)
     return have - set(meters)
 
@@ -385,16 +400,14 @@ def tc_classes(ovs: Ovs, iface: str) -> dict[str, dict]:
 def hfsc_supported() -> tuple[bool, str]:
     """Whether this kernel can create an HFSC qdisc (``linux-hfsc``): tried on the loopback of a scratch network
     namespace. Returns ``(ok, reason)``."""
-    ns = f"hl-hfsc-probe-{__import__('os').getpid()}"
+    ns = f"hl-hfsc-probe-{os.getpid()}"
     try:
-        if subprocess.run(["ip", "netns", "add", ns], capture_output=True).returncode != 0:
+        if procs.run(["ip", "netns", "add", ns], check=False).returncode != 0:
             return False, "cannot create a network namespace to probe sch_hfsc (needs root)"
-        p = subprocess.run(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", "handle", "1:", "hfsc"],
-                           capture_output=True, text=True)
+        p = procs.run(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", "handle", "1:", "hfsc"], check=False)
         if p.returncode != 0:
             return False, f"the kernel has no HFSC scheduler (tc: {p.stderr.strip() or p.stdout.strip()}; " \
                           "CONFIG_NET_SCH_HFSC)"
         return True, "ok"
     finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-
+        procs.run(["ip", "netns", "del", ns], check=False)

@@ -26,11 +26,11 @@ bound to a DPDK driver (``type: dpdk`` + ``devargs``), which takes it away from 
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from dataclasses import dataclass
 
-from harmless.errors import OvsError
+from harmless import procs
+from harmless.errors import HarmlessError, OvsError
 from harmless.ovs import Ovs
 from harmless.plan import Plan, TrunkPlan
 
@@ -97,9 +97,9 @@ def xdp_program(ovs: Ovs, iface: str) -> dict | None:
     """
     argv = ["ip", *(["-n", ovs.netns] if ovs.netns else []), "-j", "-d", "link", "show", "dev", iface]
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=15)
+        p = procs.run(argv, timeout=15, check=False)
         rows = json.loads(p.stdout or "[]") if p.returncode == 0 else []
-    except (OSError, subprocess.TimeoutExpired, ValueError):
+    except (HarmlessError, ValueError):      # not installed, timed out, not JSON
         return None
     return parse_xdp(rows[0] if rows else {})
 
@@ -168,52 +168,14 @@ def settle(ovs: Ovs, plan: Plan, before: dict[str, str], timeout: float = 10.0) 
     autos = [t for sp in plan.switches for t in sp.trunks if t.type == "auto"]
     if not autos:
         return []
-    foreign = {}
-    rows = _rows(ovs)
-    shaped_ifaces = {t.server_interface for sp in plan.switches for t in sp.trunks if t.type == "auto" and shaped(sp, t)}
-    for t in autos:
-        ext = (rows.get(t.server_interface) or {}).get("external_ids") or {}
-        if t.server_interface in shaped_ifaces:
-            foreign[t.server_interface] = EGRESS_QOS
-        elif before.get(t.server_interface) == "system":
-            prog = xdp_program(ovs, t.server_interface)
-            foreign[t.server_interface] = (ext.get(WHY_KEY) if ext.get(TYPE_KEY) == "system" and ext.get(WHY_KEY)
-                                           else f"{FOREIGN} ({prog['name'] if prog else '?'}, id "
-                                                f"{prog['id'] if prog else '?'}) is attached to it and AF_XDP would "
-                                                "have to replace it")
-    # OVS reports an AF_XDP attach failure as the Interface's error shortly after the transaction
-    end = time.monotonic() + timeout
-    while True:
-        rows = _rows(ovs)
-        pending = [t for t in autos if t.server_interface not in foreign
-                   and not (rows.get(t.server_interface) or {}).get("error")
-                   and (rows.get(t.server_interface) or {}).get("ofport") in (None, [], -1)]
-        if not pending or time.monotonic() > end:
-            break
-        time.sleep(0.1)
+    forced = _forced_system(ovs, plan, autos, before)
+    rows = _wait_attached(ovs, autos, forced, timeout)
     out, cmds = [], []
-    for t in autos:   # (reasons go into OVSDB inside double quotes)
-        name = t.server_interface
-        r = rows.get(name) or {}
-        if name in foreign:
-            why = foreign[name]
-            cmds.append(["set", "Interface", name, f"external_ids:{TYPE_KEY}=system", f'external_ids:{WHY_KEY}="{why}"'])
-            out.append(TrunkChoice(name, "system", why))
-        elif r.get("error"):
-            why = f"AF_XDP did not attach ({r['error']})".replace('"', "'").replace("\\", "/")
-            cmds += [["set", "Interface", name, 'type=""', f"external_ids:{TYPE_KEY}=system",
-                      f'external_ids:{WHY_KEY}="{why}"'],
-                     ["remove", "Interface", name, "options", "xdp-mode"]]
-            out.append(TrunkChoice(name, "system", why))
-        else:
-            prog = xdp_program(ovs, name)
-            cmds.append(["set", "Interface", name, f"external_ids:{TYPE_KEY}=afxdp"])
-            cmds.append(["remove", "Interface", name, "external_ids", WHY_KEY])
-            out.append(TrunkChoice(name, "afxdp", "", (prog or {}).get("mode", "")))
-    argv: list[str] = []
-    for c in cmds:
-        argv += (["--"] if argv else []) + c
-    ovs.vsctl(*argv, timeout=60)
+    for t in autos:
+        choice, c = _choose(ovs, t.server_interface, rows.get(t.server_interface) or {}, forced)
+        out.append(choice)
+        cmds += c
+    ovs.transact(cmds, timeout=60)
     for c in out:
         if c.type == "system":
             r = _rows(ovs).get(c.interface) or {}
@@ -221,6 +183,59 @@ def settle(ovs: Ovs, plan: Plan, before: dict[str, str], timeout: float = 10.0) 
                 raise OvsError(c.interface, f"neither AF_XDP nor AF_PACKET works: {r['error']}",
                                "check the interface (ip link) and the ovs-vswitchd log")
     return out
+
+
+def _forced_system(ovs: Ovs, plan: Plan, autos: list[TrunkPlan], before: dict[str, str]) -> dict[str, str]:
+    """``{interface: why}`` of the ``auto`` trunks that are AF_PACKET whatever happens: egress-shaped ones
+    (:data:`EGRESS_QOS`) and those :func:`preselect` put on AF_PACKET (the recorded reason, else the foreign XDP
+    program attached to it)."""
+    rows = _rows(ovs)
+    shaped_ifaces = {t.server_interface for sp in plan.switches for t in sp.trunks
+                     if t.type == "auto" and shaped(sp, t)}
+    forced = {}
+    for t in autos:
+        ext = (rows.get(t.server_interface) or {}).get("external_ids") or {}
+        if t.server_interface in shaped_ifaces:
+            forced[t.server_interface] = EGRESS_QOS
+        elif before.get(t.server_interface) == "system":
+            prog = xdp_program(ovs, t.server_interface)
+            forced[t.server_interface] = (ext.get(WHY_KEY) if ext.get(TYPE_KEY) == "system" and ext.get(WHY_KEY)
+                                          else f"{FOREIGN} ({prog['name'] if prog else '?'}, id "
+                                               f"{prog['id'] if prog else '?'}) is attached to it and AF_XDP would "
+                                               "have to replace it")
+    return forced
+
+
+def _wait_attached(ovs: Ovs, autos: list[TrunkPlan], forced: dict[str, str], timeout: float) -> dict[str, dict]:
+    """Interface rows once every AF_XDP attempt has an OpenFlow port or an error (OVS reports an AF_XDP attach
+    failure as the Interface's error shortly after the transaction), at most ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        rows = _rows(ovs)
+        pending = [t for t in autos if t.server_interface not in forced
+                   and not (rows.get(t.server_interface) or {}).get("error")
+                   and (rows.get(t.server_interface) or {}).get("ofport") in (None, [], -1)]
+        if not pending or time.monotonic() > end:
+            return rows
+        time.sleep(0.1)
+
+
+def _choose(ovs: Ovs, name: str, r: dict, forced: dict[str, str]) -> tuple[TrunkChoice, list[list[str]]]:
+    """What ``auto`` trunk ``name`` (Interface row ``r``) is, and the ovs-vsctl commands recording it (and falling
+    back to AF_PACKET when AF_XDP reported an error). Reasons go into OVSDB inside double quotes."""
+    if name in forced:
+        why = forced[name]
+        return TrunkChoice(name, "system", why), [
+            ["set", "Interface", name, f"external_ids:{TYPE_KEY}=system", f'external_ids:{WHY_KEY}="{why}"']]
+    if r.get("error"):
+        why = f"AF_XDP did not attach ({r['error']})".replace('"', "'").replace("\\", "/")
+        return TrunkChoice(name, "system", why), [
+            ["set", "Interface", name, 'type=""', f"external_ids:{TYPE_KEY}=system", f'external_ids:{WHY_KEY}="{why}"'],
+            ["remove", "Interface", name, "options", "xdp-mode"]]
+    prog = xdp_program(ovs, name)
+    return TrunkChoice(name, "afxdp", "", (prog or {}).get("mode", "")), [
+        ["set", "Interface", name, f"external_ids:{TYPE_KEY}=afxdp"],
+        ["remove", "Interface", name, "external_ids", WHY_KEY]]
 
 
 def describe(ovs: Ovs, iface: str, row: dict) -> dict:

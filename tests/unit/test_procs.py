@@ -61,3 +61,28 @@ def test_cpu_seconds_of_a_gone_process_is_zero_and_of_this_one_positive():
     sum(i * i for i in range(200_000))
     assert cpu_seconds(os.getpid()) > 0
     assert cpu_seconds(2 ** 22 + 12345) == 0
+
+
+def test_spawn_piped_talks_over_stdin_and_stdout_and_stop_ends_its_process_group():
+    import signal
+    from harmless.procs import spawn_piped, stop
+    echo = "import sys\nfor line in sys.stdin:\n    print('got', line.strip(), flush=True)\n"
+    p = spawn_piped([sys.executable, "-c", echo], text=True)
+    p.stdin.write("hello\n")
+    p.stdin.flush()
+    assert p.stdout.readline() == "got hello\n"
+    p.stdin.close()
+    stop(p, timeout=5, grace=5, group=True)                   # quits by itself once stdin closes: no signal
+    assert p.returncode == 0
+    # a child that ignores SIGTERM, in the same (new) session: group=True reaches it, SIGKILL after the timeout
+    code = ("import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+            "print(c.pid, flush=True); time.sleep(60)")
+    p = spawn_piped([sys.executable, "-c", code], text=True)
+    child = int(p.stdout.readline())
+    t0 = time.monotonic()
+    stop(p, timeout=0.5, group=True)
+    assert p.returncode == -signal.SIGKILL and time.monotonic() - t0 < 5
+    assert wait_gone(child, timeout=5, kill=False)           # the child got the group's SIGTERM
+    stop(None)
+    stop(p)                                                   # ended: no-op
