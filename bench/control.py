@@ -18,10 +18,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from harmless import procs
 from harmless.bench.latency import Latency
 from harmless.bench.sut import OF_BRIDGE, PAIRS, PLAIN_BRIDGE
 from harmless.bench.workloads import l2_workload, mac_n
-from harmless.demo import free_port, start_controller, stop_process
+from harmless.demo import start_controller
 
 APP = "harmless.bench.reactive_app"
 BRIDGES = {"harmless": OF_BRIDGE, "plain": PLAIN_BRIDGE}
@@ -48,7 +49,7 @@ def flow_setup(sess, n_flows: int = 200, rate_pps: float = 500, frame_size: int 
     is replaced by the controller's and restored (empty) afterwards: reload a workload before further data-plane
     measurements. Returns ``{system: {"first": {...µs}, "subsequent": {...µs}, "packet_ins": n}}``."""
     ovs = sess.systems.ovs
-    port = free_port()
+    port = procs.free_port()
     log = Path(sess.workdir) / "reactive-controller.log"
     ctl = start_controller(port, log, app=APP)
     out: dict = {"n_flows": n_flows, "rate_pps": rate_pps, "app": APP}
@@ -76,7 +77,7 @@ def flow_setup(sess, n_flows: int = 200, rate_pps: float = 500, frame_size: int 
                 ovs.vsctl("del-controller", br)
             except Exception:   # noqa: BLE001 - teardown goes on
                 pass
-        stop_process(ctl)
+        procs.stop(ctl)
     return out
 
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from harmless.bench.quick import compare
 from harmless.bench.sut import PORT_A, PORT_B, VID_A, VID_B
 from harmless.otc.flows import OTC_COOKIE, patch_ofport, trunk_ofport
 
@@ -102,7 +103,6 @@ def simd_capabilities(appctl: Callable[..., str]) -> dict[str, str]:
 def run_variants(session, duration: float, rounds: int, progress: Callable[[str], None],
                  variants: list[Variant] | None = None) -> list[dict]:
     """Measure every variant (HARMLESS vs plain, alternating) in the open session; restores defaults after each."""
-    from harmless.bench.quick import compare
     results = []
     for v in variants or VARIANTS:
         progress(f"experiment: {v.name} — {v.what}")

@@ -15,13 +15,13 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harmless import procs
 from harmless.bench.testpmd import DPDK_RUNDIR, VirtioPort
 from harmless.errors import HarmlessError
 
@@ -40,10 +40,6 @@ def cache_dir() -> Path:
     return Path(base) / "harmless"
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
-
-
 def build(force: bool = False) -> Path:
     """Compile hlbgen if needed; return the binary's path.
 
@@ -56,7 +52,7 @@ def build(force: bool = False) -> Path:
                              "apt-get install gcc libc6-dev pkg-config dpdk-dev")
     if not shutil.which("pkg-config"):
         raise GeneratorError("pkg-config is missing", "apt-get install pkg-config")
-    ver = _run(["pkg-config", "--modversion", "libdpdk"])
+    ver = procs.run(["pkg-config", "--modversion", "libdpdk"], check=False, timeout=120)
     if ver.returncode != 0:
         raise GeneratorError("DPDK development files (libdpdk.pc) not found", "apt-get install dpdk-dev")
     src = SOURCE.read_bytes()
@@ -64,10 +60,10 @@ def build(force: bool = False) -> Path:
     out = cache_dir() / f"hlbgen-{key}"
     if out.exists() and not force:
         return out
-    flags = _run(["pkg-config", "--cflags", "--libs", "libdpdk"]).stdout.split()
+    flags = procs.run(["pkg-config", "--cflags", "--libs", "libdpdk"], check=False, timeout=120).stdout.split()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    r = _run([cc, "-O2", "-Wall", "-o", str(tmp), str(SOURCE), *flags])
+    r = procs.run([cc, "-O2", "-Wall", "-o", str(tmp), str(SOURCE), *flags], check=False, timeout=120)
     if r.returncode != 0:
         raise GeneratorError(f"compiling {SOURCE.name} failed: {r.stderr.strip()[-600:]}",
                              "check gcc/dpdk-dev are installed (apt-get install gcc pkg-config dpdk-dev)")
@@ -139,8 +135,7 @@ class Hlbgen:
         argv = self.argv(binary)
         self._log = open(self.workdir / f"hlbgen-{self.name}.log", "w")
         self._log.write("# " + " ".join(argv) + "\n")
-        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      text=True, bufsize=1, start_new_session=True)
+        self._proc = procs.spawn_piped(argv, text=True)
         threading.Thread(target=self._reader, daemon=True).start()
         line = self._expect(("ready",), timeout)
         self.tsc_hz = int(line.split()[-1])
@@ -218,16 +213,7 @@ class Hlbgen:
                     p.stdin.close()
                 except (OSError, ValueError):
                     pass
-                try:
-                    p.wait(5)
-                except subprocess.TimeoutExpired:
-                    for sig in (signal.SIGTERM, signal.SIGKILL):
-                        try:
-                            os.killpg(p.pid, sig)
-                            p.wait(5)
-                            break
-                        except (OSError, subprocess.TimeoutExpired):
-                            continue
+                procs.stop(p, timeout=5, grace=5, group=True)
             self._proc = None
             try:
                 self._log.close()

@@ -17,19 +17,20 @@ import platform
 import shutil
 import signal
 import statistics
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from harmless import procs
 from harmless.bench.ovsstats import parse_pmd_stats, summarize
 from harmless.bench.sut import (PAIRS, Progress, SessionBase, Systems, _noop, baseline_forwarder_options,
                                 generator_ports)
-from harmless.bench.testpmd import Testpmd, TestpmdOptions, VirtioPort
+from harmless.bench.testpmd import Testpmd, TestpmdOptions, VirtioPort, txpkts_for
 from harmless.bench.workloads import Workload, l2_workload
-from harmless.ovs import DpdkOptions
+from harmless.errors import HarmlessError
+from harmless.ovs import VSWITCHD_DPDK, VSWITCHD_PLAIN, DpdkOptions
 
 METHOD_LOOP = "RFC 2889 maximum forwarding rate, closed loop (testpmd tx_first 64x32/port + 5tswap), not RFC 2544"
 
@@ -49,12 +50,6 @@ class LoopSample:
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """utime + stime of process ``pid`` (all its threads) in seconds (``/proc/<pid>/stat`` fields 14, 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def cpu_hz() -> float:
@@ -116,9 +111,10 @@ def frame_gbps(packets: int, nbytes: int, seconds: float) -> float:
 
 
 def _out(argv: list[str]) -> str:
+    """Standard output of ``argv``, stripped; "" when it is not installed or times out (10 s)."""
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
+        return procs.run(argv, timeout=10, check=False).stdout.strip()
+    except HarmlessError:
         return ""
 
 
@@ -140,7 +136,6 @@ def versions() -> dict:
         ``{"ovs": "3.1.0", "ovs_dpdk": "3.1.0", "dpdk": "DPDK 22.11.x" (linked into ovs-vswitchd-dpdk),
         "testpmd": <dpdk-dev package version>, "packages": {name: version}}``.
     """
-    from harmless.ovs import VSWITCHD_DPDK, VSWITCHD_PLAIN
     plain = _out([str(VSWITCHD_PLAIN), "--version"]) if VSWITCHD_PLAIN.exists() else ""
     if not plain and shutil.which("ovs-vswitchd"):
         plain = _out(["ovs-vswitchd", "--version"])
@@ -238,7 +233,6 @@ class Session(SessionBase):
         return measure_loop(self.gen, PAIRS[system], duration, warmup, system, self.appctl)
 
     def set_frame_size(self, size: int) -> None:
-        from harmless.bench.testpmd import txpkts_for
         self.gen.command("stop")
         self.gen.command(f"set txpkts {txpkts_for(size)}")
         self.frame_size = size

@@ -140,14 +140,14 @@ class Systems:
         o = self.ovs
         bridges.apply(o, bench_plan(self.sock))
         o.ofctl("-O", "OpenFlow13", "add-flows", OTC_BRIDGE, "-", stdin="\n".join(bootstrap_flows()) + "\n")
-        o.vsctl("--may-exist", "add-br", PLAIN_BRIDGE, "--", "set", "Bridge", PLAIN_BRIDGE, "datapath_type=netdev",
-                "fail_mode=secure", "protocols=OpenFlow13", "other_config:disable-in-band=true",
-                "--", "--may-exist", "add-port", PLAIN_BRIDGE, "plain-a", "--", "set", "Interface", "plain-a",
-                "type=dpdkvhostuserclient", f"options:vhost-server-path={self.sock.path('plain-a')}",
-                f"ofport_request={PORT_A}",
-                "--", "--may-exist", "add-port", PLAIN_BRIDGE, "plain-b", "--", "set", "Interface", "plain-b",
-                "type=dpdkvhostuserclient", f"options:vhost-server-path={self.sock.path('plain-b')}",
-                f"ofport_request={PORT_B}")
+        o.transact([["--may-exist", "add-br", PLAIN_BRIDGE],
+                    ["set", "Bridge", PLAIN_BRIDGE, "datapath_type=netdev", "fail_mode=secure", "protocols=OpenFlow13",
+                     "other_config:disable-in-band=true"],
+                    *[c for name, ofport in (("plain-a", PORT_A), ("plain-b", PORT_B))
+                      for c in (["--may-exist", "add-port", PLAIN_BRIDGE, name],
+                                ["set", "Interface", name, "type=dpdkvhostuserclient",
+                                 f"options:vhost-server-path={self.sock.path(name)}", f"ofport_request={ofport}"])]],
+                   timeout=30)
         self.install_pipeline(workload)
 
     def install_pipeline(self, workload: Workload) -> None:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harmless import procs
 from harmless.errors import HarmlessError
 
 TESTPMD = "dpdk-testpmd"
@@ -203,8 +203,7 @@ class Testpmd:
         argv = build_argv(self.prefix, self.ports, self.options)
         self._log = open(self.workdir / f"testpmd-{self.name}.log", "w")
         self._log.write("# " + " ".join(argv) + "\n")
-        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      start_new_session=True)   # Ctrl-C goes to us; we stop it cleanly
+        self._proc = procs.spawn_piped(argv)   # its own session: Ctrl-C goes to us; we stop it cleanly
         threading.Thread(target=self._reader, daemon=True).start()
         if wait:
             self.wait_ready(timeout)
@@ -284,18 +283,7 @@ class Testpmd:
                 p.stdin.close()
             except OSError:
                 pass
-            try:
-                p.wait(8)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                    p.wait(5)
-                except (OSError, subprocess.TimeoutExpired):
-                    try:
-                        os.killpg(p.pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                    p.wait(5)
+            procs.stop(p, timeout=5, grace=8, group=True)
         self._proc = None
         if self._log:
             try:

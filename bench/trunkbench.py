@@ -28,13 +28,13 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harmless import procs
 from harmless.bench.quick import (METHOD_LOOP, LoopSample, Session, clean_stop, compare, machine_info,
-                                  make_workdir, measure_loop, process_cpu_seconds)
+                                  make_workdir, measure_loop)
 from harmless.bench.sut import (PAIRS, PLAIN_BRIDGE, PORT_A, PORT_B, Progress, Systems,
                                 _noop, bench_plan, bootstrap_flows, generator_ports)
 from harmless.bench.testpmd import IMIX_MEAN_FRAME, IMIX_SEGMENTS, Testpmd, TestpmdOptions, VirtioPort
@@ -42,6 +42,7 @@ from harmless.bench.workloads import Workload, l2_workload
 from harmless.errors import HarmlessError
 from harmless.otc import bridges
 from harmless.otc.flows import OTC_BRIDGE
+from harmless.otc.trunks import xdp_program
 from harmless.ovs import DpdkOptions, Ovs
 
 TRUNK_TYPES = ("system", "afxdp", "dpdk")
@@ -54,13 +55,6 @@ class BenchSetupError(HarmlessError):
 
     def __init__(self, what: str, hint: str = "see the logs in the benchmark's work folder"):
         super().__init__("harmless bench --trunk", what, hint)
-
-
-def _run(argv: list[str], timeout: float = 30) -> str:
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        raise BenchSetupError(f"{' '.join(argv[:6])}: {(p.stderr or p.stdout).strip()}")
-    return p.stdout
 
 
 def pin_threads(pid: int, cpus: set[int]) -> int:
@@ -103,20 +97,32 @@ class VethSystems(Systems):
     def gen_ifaces(self) -> list[str]:
         return list(self.pairs.values())
 
-    def start(self) -> Ovs:
-        self.sock.root.mkdir(parents=True, exist_ok=True)
+    def setup_commands(self) -> list[list[str]]:
+        """The ``ip`` commands that make the two namespaces and the four veth pairs, in order. Pure."""
+        cmds = []
         for ns in (self.ns_ovs, self.ns_gen):
-            _run(["ip", "netns", "add", ns])
-            _run(["ip", "-n", ns, "link", "set", "lo", "up"])
-            for k in ("all", "default"):
-                _run(["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{k}.disable_ipv6=1"])
+            cmds += [["ip", "netns", "add", ns], ["ip", "-n", ns, "link", "set", "lo", "up"]]
+            cmds += [["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{k}.disable_ipv6=1"]
+                     for k in ("all", "default")]
         macs = [self.macs[0], self.macs[1], self.macs[0], self.macs[1]]
         for (o, g), mac in zip(self.pairs.items(), macs):
-            _run(["ip", "link", "add", o, "netns", self.ns_ovs, "type", "veth", "peer", "name", g, "netns",
-                  self.ns_gen])
-            _run(["ip", "-n", self.ns_gen, "link", "set", g, "address", mac])
-            for ns, dev in ((self.ns_ovs, o), (self.ns_gen, g)):
-                _run(["ip", "-n", ns, "link", "set", dev, "up"])
+            cmds.append(["ip", "link", "add", o, "netns", self.ns_ovs, "type", "veth", "peer", "name", g, "netns",
+                         self.ns_gen])
+            cmds.append(["ip", "-n", self.ns_gen, "link", "set", g, "address", mac])
+            cmds += [["ip", "-n", ns, "link", "set", dev, "up"] for ns, dev in ((self.ns_ovs, o), (self.ns_gen, g))]
+        return cmds
+
+    def start(self) -> Ovs:
+        """Namespaces, veth pairs and a private ovs-vswitchd (PMD on CPU1) in the OVS namespace.
+
+        Raises:
+            BenchSetupError: an ``ip`` command failed (the command and its message are named).
+        """
+        self.sock.root.mkdir(parents=True, exist_ok=True)
+        for argv in self.setup_commands():
+            p = procs.run(argv, check=False)
+            if p.returncode != 0:
+                raise BenchSetupError(f"{' '.join(argv[:6])}: {(p.stderr or p.stdout).strip()}")
         self.ovs = Ovs(self.workdir / "ovs", netns=self.ns_ovs)
         self.ovs.start()
         self.ovs.vsctl("set", "Open_vSwitch", ".", "other_config:pmd-cpu-mask=0x2",
@@ -137,12 +143,13 @@ class VethSystems(Systems):
         typ = '""' if self.trunk == "system" else "afxdp"
         opts = ["options:xdp-mode=best-effort"] if self.trunk == "afxdp" else []
         pa, pb = self.ovs_ifaces[2], self.ovs_ifaces[3]
-        o.vsctl("--may-exist", "add-br", PLAIN_BRIDGE, "--", "set", "Bridge", PLAIN_BRIDGE, "datapath_type=netdev",
-                "fail_mode=secure", "protocols=OpenFlow13", "other_config:disable-in-band=true",
-                "--", "--may-exist", "add-port", PLAIN_BRIDGE, pa, "--", "set", "Interface", pa, f"type={typ}",
-                *opts, f"ofport_request={PORT_A}",
-                "--", "--may-exist", "add-port", PLAIN_BRIDGE, pb, "--", "set", "Interface", pb, f"type={typ}",
-                *opts, f"ofport_request={PORT_B}")
+        o.transact([["--may-exist", "add-br", PLAIN_BRIDGE],
+                    ["set", "Bridge", PLAIN_BRIDGE, "datapath_type=netdev", "fail_mode=secure", "protocols=OpenFlow13",
+                     "other_config:disable-in-band=true"],
+                    ["--may-exist", "add-port", PLAIN_BRIDGE, pa], ["set", "Interface", pa, f"type={typ}", *opts,
+                                                                     f"ofport_request={PORT_A}"],
+                    ["--may-exist", "add-port", PLAIN_BRIDGE, pb], ["set", "Interface", pb, f"type={typ}", *opts,
+                                                                     f"ofport_request={PORT_B}"]], timeout=30)
         self.install_pipeline(workload)
         errs = [r for r in o.vsctl_json("Interface", columns=["name", "error"]) if r["error"]]
         if errs:
@@ -154,7 +161,6 @@ class VethSystems(Systems):
 
     def xdp_modes(self) -> dict[str, str]:
         """XDP mode per OVS-side interface (afxdp): ``native`` / ``generic``."""
-        from harmless.otc.trunks import xdp_program
         return {i: (xdp_program(self.ovs, i) or {}).get("mode", "") for i in self.ovs_ifaces}
 
     def stop(self) -> None:
@@ -166,7 +172,7 @@ class VethSystems(Systems):
                     self.ovs = None
         finally:
             for ns in (self.ns_ovs, self.ns_gen):
-                subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+                procs.run(["ip", "netns", "del", ns], check=False)
             shutil.rmtree(self.sock.root, ignore_errors=True)
 
 
@@ -226,7 +232,7 @@ class TrunkSession(Session):
         cpu = None
         if self.trunk == "system":
             pid = self.systems.ovs._pid("ovs-vswitchd")
-            cpu = (lambda: process_cpu_seconds(pid)) if pid else None
+            cpu = (lambda: procs.cpu_seconds(pid)) if pid else None
         return measure_loop(self.gen, PAIRS[system], duration, warmup, system, self.appctl, cpu_seconds=cpu)
 
 

@@ -5,14 +5,18 @@ from a fake-switches ``Port`` to OVS ``Port`` columns (:func:`port_ovs_state`, :
 :func:`vlan_limit`, :func:`vsctl_argv`), :class:`OvsSync` that applies the changes in one ``ovs-vsctl`` transaction
 (argument list, no shell; run off the Twisted reactor thread so the management plane never stalls), and the
 link-state reads that let "pulling a cable" reach the emulated device (:meth:`OvsSync.poll_links`,
-:func:`ovs_link_states`). Imports nothing of the emulators themselves (no cycle).
+:func:`ovs_link_states`). Commands run through :func:`harmless.procs.run`, transactions are joined by
+:func:`harmless.ovs.transaction_args`. Imports nothing of the emulators themselves (no cycle).
 """
 from __future__ import annotations
 
 import json
 import logging
-import subprocess
 from collections.abc import Callable
+
+from harmless import procs
+from harmless.errors import HarmlessError
+from harmless.ovs import transaction_args
 
 log = logging.getLogger("harmless.emulators.dataplane")
 
@@ -90,17 +94,16 @@ def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl", limi
         e.g. ``["ovs-vsctl", "--db=unix:/x.sock", "--no-wait", "--timeout=5",
         "--", "set", "Port", "fa0-7", "vlan_mode=access", "tag=107", "trunks=[]"]``.
     """
-    argv = [vsctl, f"--db={db}", "--no-wait", "--timeout=5"]
+    cmds = []
     for name in sorted(changes):
         st = changes[name]
         trunks = ",".join(str(v) for v in st["trunks"]) if st["trunks"] else "[]"
-        argv += ["--", "set", "Port", name, f"vlan_mode={st['vlan_mode']}", f"tag={st['tag']}",
-                 f"trunks={trunks}"]
+        cmds.append(["set", "Port", name, f"vlan_mode={st['vlan_mode']}", f"tag={st['tag']}", f"trunks={trunks}"])
         if "qinq_ethtype" in st:                          # dot1q-tunnel outer TPID (802.1q or 802.1ad)
-            argv.append(f"other_config:qinq-ethtype={st['qinq_ethtype']}")
+            cmds[-1].append(f"other_config:qinq-ethtype={st['qinq_ethtype']}")
     if limit is not None:
-        argv += ["--", "set", "Open_vSwitch", ".", f"other_config:vlan-limit={limit}"]
-    return argv
+        cmds.append(["set", "Open_vSwitch", ".", f"other_config:vlan-limit={limit}"])
+    return [vsctl, f"--db={db}", "--no-wait", "--timeout=5", *(["--"] if cmds else []), *transaction_args(cmds)]
 
 
 class OvsSync:
@@ -189,43 +192,42 @@ class OvsSync:
         return down
 
     def run_out(self, argv: list[str]) -> tuple[int, str]:
-        try:
-            res = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return 1, str(exc)
-        return res.returncode, res.stdout
+        """``(returncode, stdout)`` of ``argv`` (10 s); never raises."""
+        rc, out, _ = run_quiet(argv, timeout=10)
+        return rc, out
 
     def state(self) -> dict:
         """JSON-able summary: applied port states, last error, number of transactions."""
         return {"applied": self.applied, "error": self.error, "applies": self.applies}
 
 
-def _run(argv: list[str]) -> tuple[int, str]:
+def run_quiet(argv: list[str], timeout: float) -> tuple[int, str, str]:
+    """``(returncode, stdout, stderr)`` of ``argv`` through :func:`harmless.procs.run`; never raises: a program
+    that is not installed or times out gives ``(1, text, text)`` with the error's text."""
     try:
-        res = subprocess.run(argv, capture_output=True, text=True, timeout=15, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return 1, str(exc)
-    return res.returncode, res.stderr
+        res = procs.run(argv, timeout=timeout, check=False)
+    except HarmlessError as exc:
+        return 1, str(exc), str(exc)
+    return res.returncode, res.stdout, res.stderr
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    """:class:`OvsSync`'s default runner: ``(returncode, stderr text)`` (15 s)."""
+    rc, _, err = run_quiet(argv, timeout=15)
+    return rc, err
 
 
 def list_ports(db: str, bridge: str) -> tuple[int, str]:
     """``ovs-vsctl list-ports BRIDGE`` on ``db``: ``(returncode, stdout or stderr text)``; never raises."""
-    try:
-        res = subprocess.run(["ovs-vsctl", f"--db={db}", "--timeout=5", "list-ports", bridge],
-                             capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return 1, str(exc)
-    return res.returncode, res.stdout if res.returncode == 0 else res.stderr
+    rc, out, err = run_quiet(["ovs-vsctl", f"--db={db}", "--timeout=5", "list-ports", bridge], timeout=10)
+    return rc, out if rc == 0 else err
 
 
 def ovs_link_states(db: str, names: list[str]) -> dict[str, bool] | None:
     """``{OVS interface: link up}`` for ``names`` (one ``ovs-vsctl`` call; None when it failed)."""
-    try:
-        res = subprocess.run(["ovs-vsctl", f"--db={db}", "--timeout=5", "--format=json", "--columns=name,link_state",
-                              "list", "Interface", *names], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    rc, out, _ = run_quiet(["ovs-vsctl", f"--db={db}", "--timeout=5", "--format=json", "--columns=name,link_state",
+                            "list", "Interface", *names], timeout=10)
+    if rc != 0:
         return None
-    if res.returncode != 0:
-        return None
-    rows = json.loads(res.stdout)["data"]
+    rows = json.loads(out)["data"]
     return {name: state == "up" for name, state in rows}
