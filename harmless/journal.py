@@ -29,12 +29,12 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from harmless import procs
 from harmless import state as st
 from harmless.errors import HarmlessError
 
@@ -248,7 +248,7 @@ def _fault_hook(step: str, n: int) -> None:
             continue
         cmd = os.environ.get("HARMLESS_FAULT_EXEC")
         if cmd:
-            subprocess.run(cmd, shell=True, check=False)
+            procs.run(["sh", "-c", cmd], timeout=300, check=False)
         sig = (sig or os.environ.get("HARMLESS_FAULT_SIGNAL") or "").upper()
         if sig:
             os.kill(os.getpid(), getattr(signal, f"SIG{sig}"))

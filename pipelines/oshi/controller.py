@@ -23,7 +23,6 @@ import json
 import os
 import socket
 import struct
-import subprocess
 import time
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from os_ken.lib import hub
 from os_ken.lib.packet import ethernet, lldp, packet
 from os_ken.ofproto import ofproto_v1_3
 
+from harmless import procs
 from harmless.pipelines.oshi import ofmsg
 from harmless.pipelines.oshi.api import make_app
 from harmless.pipelines.oshi.lme import ETH_BDDP, ETH_LLDP
@@ -333,6 +333,6 @@ class OshiController(app_manager.OSKenApp):
         db = self.node_cfg[node].get("ovsdb")
         if not db:
             raise RuntimeError(f"node {node} has no OVSDB remote configured (needed for VBP bridges)")
-        p = subprocess.run(["ovs-vsctl", f"--db={db}", "--timeout=20", *args], capture_output=True, text=True)
+        p = procs.run(["ovs-vsctl", f"--db={db}", "--timeout=20", *args], timeout=30, check=False)
         if p.returncode != 0:
             raise RuntimeError(f"ovs-vsctl on {node}: {p.stderr.strip()}")

@@ -24,6 +24,7 @@ import time
 
 from harmless.errors import InputError
 from harmless.otc.flows import OFPVID_PRESENT, Flow
+from harmless.ovs import transaction_args
 from harmless.pipelines.oshi import paths
 from harmless.pipelines.oshi.labels import LabelAllocator, LabelSpaceExhausted
 from harmless.pipelines.oshi.lme import ETH_MPLS, ETH_MPLS_MC, SBP_TABLE, SERVICE_PRIORITY
@@ -322,24 +323,23 @@ def service_flows(rec: ServiceRecord) -> dict[str, list[Flow]]:
 def vbp_vsctl(rec: ServiceRecord, vbp: Vbp, bridge: str) -> list[str]:
     """ovs-vsctl arguments (one transaction) creating VBP ``vbp`` of VSS ``rec`` on the node's bridge ``bridge``:
     a NORMAL (MAC learning) netdev bridge patched to ``bridge`` at the VBP's OpenFlow ports."""
-    args = ["--may-exist", "add-br", vbp.bridge, "--", "set", "Bridge", vbp.bridge, "datapath_type=netdev",
-            "fail_mode=standalone", f"external_ids:oshi-service={rec.name}"]
-    for j, port in enumerate(vbp.ports):
+    cmds = [["--may-exist", "add-br", vbp.bridge],
+            ["set", "Bridge", vbp.bridge, "datapath_type=netdev", "fail_mode=standalone",
+             f"external_ids:oshi-service={rec.name}"]]
+    for port in vbp.ports:
         main, side = vbp_patch_names(rec.id, port - VBP_PORT_BASE)
-        args += ["--", "--may-exist", "add-port", bridge, main, "--", "set", "Interface", main, "type=patch",
-                 f"options:peer={side}", f"ofport_request={port}",
-                 "--", "--may-exist", "add-port", vbp.bridge, side, "--", "set", "Interface", side, "type=patch",
-                 f"options:peer={main}"]
-    return args
+        cmds += [["--may-exist", "add-port", bridge, main],
+                 ["set", "Interface", main, "type=patch", f"options:peer={side}", f"ofport_request={port}"],
+                 ["--may-exist", "add-port", vbp.bridge, side],
+                 ["set", "Interface", side, "type=patch", f"options:peer={main}"]]
+    return transaction_args(cmds)
 
 
 def vbp_del_vsctl(rec: ServiceRecord, vbp: Vbp, bridge: str) -> list[str]:
-    """ovs-vsctl arguments removing a VBP bridge and its patch ports on ``bridge``."""
-    args = ["--if-exists", "del-br", vbp.bridge]
-    for port in vbp.ports:
-        main, _ = vbp_patch_names(rec.id, port - VBP_PORT_BASE)
-        args += ["--", "--if-exists", "del-port", bridge, main]
-    return args
+    """ovs-vsctl arguments removing a VBP bridge and its patch ports on ``bridge`` (one transaction)."""
+    return transaction_args([["--if-exists", "del-br", vbp.bridge],
+                             *[["--if-exists", "del-port", bridge, vbp_patch_names(rec.id, port - VBP_PORT_BASE)[0]]
+                               for port in vbp.ports]])
 
 
 def new_id(records: list[ServiceRecord], next_id: int) -> int:
