@@ -71,6 +71,17 @@ def test_ios_show_etherchannel_summary_members_with_full_names():
         "TenGigabitEthernet2/10": "Port-channel51", "TenGigabitEthernet4/10": "Port-channel51"}
 
 
+def test_ios_show_etherchannel_summary_tab_separated_layer3_bundle():
+    text = rec("ios/show_etherchannel_summary/ntc_show_etherchannel_summary2.txt")
+    assert ios_model._lag_members(text) == {"TenGigabitEthernet0/0/2": "Port-channel10",
+                                            "TenGigabitEthernet0/0/3": "Port-channel10"}
+    # derived from the capture (not recorded): a Catalyst 9000's 25G ports print as "Twe"; they used to be read as
+    # "TwoGigabitEthernet" + "e1/0/1" (a prefix table of two letters), now as names.canonical_interface spells them
+    twe = text.replace("Te0/0/2", "Twe1/0/1").replace("Te0/0/3", "Fi1/0/2")
+    assert ios_model._lag_members(twe) == {"TwentyFiveGigE1/0/1": "Port-channel10",
+                                           "FiveGigabitEthernet1/0/2": "Port-channel10"}
+
+
 def test_ios_running_config_of_a_csr1000v_router():
     cfg = rec("ios/show_running-config/napalm_ios_csr1000v.txt")
     assert ios_model.is_router(cfg)
