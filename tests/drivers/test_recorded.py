@@ -159,6 +159,13 @@ def test_eos_show_port_channel_summary_rows():
     assert by_lag["Po2000"] == ["Et54/1"]
 
 
+def test_eos_show_port_channel_summary_without_channels():
+    text = rec("eos/show_port-channel_summary/ntc_arista_eos_show_port-channel_summary_none.txt")
+    assert eos_model._show_rows("show port-channel summary", text) == []
+    model = eos_model.parse_model(EOS_CONFIG, {"show port-channel summary": text})
+    assert not any(p.lag for p in model.ports)
+
+
 def _eos_over(show_interfaces: dict) -> EosDriver:
     """Our EOS driver on NAPALM's EOSDriver whose eAPI answers only ``show interfaces`` with the capture."""
     from napalm.eos.eos import EOSDriver
