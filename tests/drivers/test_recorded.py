@@ -53,6 +53,18 @@ def test_ios_show_interfaces_switchport_operational_state():
     assert all(v["negotiation"] == "On" for k, v in ops.items() if k != "Gi0/1")
 
 
+def test_ios_show_interfaces_switchport_decides_the_trunk_encapsulation_line():
+    # the Catalyst negotiates encapsulation (ISL-capable): "switchport trunk encapsulation dot1q" must come first
+    isl = rec("ios/show_interfaces_switchport/ntc_cisco_ios_show_interfaces_switchport.txt")
+    assert ios_parse.needs_trunk_encapsulation(isl, model="")
+    # a dot1q-only port (the command does not exist there), whatever the model string says
+    dot1q = rec("ios/show_interfaces_switchport/ntc_cisco_ios_show_interfaces_switchport3.txt")
+    assert not ios_parse.needs_trunk_encapsulation(dot1q, model="WS-C3750X-48P")
+    assert ios_parse.parse_switchport_operational(dot1q) == {"SM1/1": {
+        "admin_mode": "dynamic auto", "oper_mode": "down", "access_vlan": "1", "native_vlan": "1",
+        "trunking_vlans": ["ALL"], "negotiation": "On"}}
+
+
 def test_ios_show_vtp_status_is_a_server():
     text = rec("ios/show_vtp_status/ntc_cisco_ios_show_vtp_status.txt")
     assert ios_model.vtp_mode_of(text) == "server"
