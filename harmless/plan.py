@@ -182,6 +182,115 @@ def check_capabilities(sw: Switch, caps: Capabilities, where: str) -> int:
     return caps.stag_tpids[0] if qinq and caps.stag_tpids else 0x8100
 
 
+def _spellings(sw: Switch, facts: DeviceFacts, where: str) -> dict[str, str]:
+    """Every trunk and access port of ``sw`` -> its name as the device spells it (inventory names match the device's
+    canonically, ``Gi0/1`` = ``GigabitEthernet0/1``; without an interface list, the inventory's spelling).
+
+    Raises:
+        InputError: a port the device does not have; an access port without an OpenFlow port number or sharing one.
+    """
+    dev: dict[str, str] = {}
+    for name in facts.interfaces:           # Junos lists ge-0/0/7 and its unit ge-0/0/7.0: the port's own name wins
+        c = sw.canonical(name)
+        if c not in dev or name == c:
+            dev[c] = name
+    spell = {}
+    for j, t in enumerate(sw.trunks):
+        if dev and sw.canonical(t.switch_port) not in dev:
+            raise InputError(f"{where}.trunks[{j}].switch_port", f"{sw.name} has no interface {t.switch_port}",
+                             "use an interface name exactly as the device shows it")
+        spell[t.switch_port] = dev.get(sw.canonical(t.switch_port), t.switch_port)
+    ofports: dict[int, str] = {}
+    for j, p in enumerate(sw.access_ports):
+        if dev and sw.canonical(p.interface) not in dev:
+            raise InputError(f"{where}.access_ports[{j}]", f"{sw.name} has no interface {p.interface}",
+                             "use an interface name exactly as the device shows it")
+        spell[p.interface] = dev.get(sw.canonical(p.interface), p.interface)
+        n = port_index(p.interface, sw.driver) if p.ofport is None else p.ofport
+        if n is None or n < 1:
+            raise InputError(f"{where}.access_ports[{j}].ofport", f"cannot derive a port number from {p.interface}",
+                             "set ofport explicitly")
+        if n in ofports:
+            raise InputError(f"{where}.access_ports[{j}].ofport",
+                             f"{p.interface} and {ofports[n]} would both be OpenFlow port {n}",
+                             "set ofport explicitly on one of them")
+        ofports[n] = p.interface
+    return spell
+
+
+def _explicit_vids(sw: Switch, facts: DeviceFacts, ports: list, foreign: set[int], where: str) -> dict[str, int]:
+    """Pass 1 of the VID choice: the inventory's own ``vid``s (interface -> VID), refused when the device uses them
+    for something else."""
+    chosen: dict[str, int] = {}
+    for p in ports:
+        if p.vid is not None:
+            j = sw.access_ports.index(p)
+            if p.vid in foreign:
+                raise InputError(f"{where}.access_ports[{j}].vid",
+                                 f"VID {p.vid} is already used on {sw.name} "
+                                 f"(VLAN {facts.vlans.get(p.vid, 'referenced')!r})",
+                                 "pick a free VID or drop vid to let the planner choose")
+            chosen[p.interface] = p.vid
+    return chosen
+
+
+def _allocate_vids(sw: Switch, facts: DeviceFacts, ports: list, prev: dict, foreign: set[int],
+                   chosen: dict[str, int], where: str) -> None:
+    """Pass 2 of the VID choice, for ports without one in ``chosen`` (updated): the previous plan's VID, else the VLAN
+    already named for the port, else ``range_start + ofport``, else the lowest free VID of the range.
+
+    Raises:
+        InputError: no free VID left in ``vlan_range``.
+    """
+    lo, hi = sw.vid_range()
+    by_name = {name: vid for vid, name in facts.vlans.items()}
+    taken = set(chosen.values())
+    for p in ports:
+        if p.interface in chosen:
+            continue
+        n = sw.ofport_of(p)
+        candidates = []
+        if sw.canonical(p.interface) in prev:
+            candidates.append(prev[sw.canonical(p.interface)].vid)
+        if vlan_name(sw.name, n) in by_name:
+            candidates.append(by_name[vlan_name(sw.name, n)])
+        candidates.append(lo + n)
+        vid = next((v for v in candidates if lo <= v <= hi and v not in foreign and v not in taken), None)
+        if vid is None:
+            vid = next((v for v in range(lo, hi + 1) if v not in foreign and v not in taken), None)
+        if vid is None:
+            raise InputError(f"{where}.vlan_range", f"no free VID left in {sw.vlan_range} on {sw.name}",
+                             "widen vlan_range")
+        chosen[p.interface] = vid
+        taken.add(vid)
+
+
+def _choose_vids(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, ports: list,
+                 where: str) -> dict[str, int]:
+    """Access port interface (inventory spelling) -> VID; never a VID the device uses for something else (VIDs of
+    the previous plan or named ``harmless-...`` are ours). Raises InputError (see :func:`plan_switch`)."""
+    prev = {sw.canonical(p.interface): p for p in previous.ports} if previous else {}
+    ours = {p.vid for p in prev.values()}
+    named_ours = {v for v, n in facts.vlans.items() if str(n).startswith("harmless-")}
+    foreign = {v for v, name in facts.vlans.items() if v not in ours and not str(name).startswith("harmless-")}
+    foreign |= preflight.model_vlans(facts) - ours - {v for v, n in facts.vlans.items() if n.startswith("harmless-")}
+    chosen = _explicit_vids(sw, facts, ports, foreign, where)
+    _allocate_vids(sw, facts, ports, prev, foreign, chosen, where)
+    preflight.check_chosen(sw, facts, chosen, ours | named_ours, where)
+    return chosen
+
+
+def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str, int]) -> tuple[PortPlan, ...]:
+    """The plan of each access port (in ``ports`` order): device spelling, OpenFlow port, VID, trunk, VLAN name."""
+    trunk_of = {sw.canonical(t.switch_port): spell[t.switch_port] for t in sw.trunks}
+    default_trunk = spell[sw.trunks[0].switch_port]
+    return tuple(
+        PortPlan(spell[p.interface], n, chosen[p.interface],
+                 trunk_of[sw.canonical(p.trunk)] if p.trunk else default_trunk, vlan_name(sw.name, n), p.qinq,
+                 tuple(p.keep), PortQos.from_settings(p.qos))
+        for p in ports for n in [sw.ofport_of(p)])
+
+
 def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, where: str,
                 caps: Capabilities | None = None, index: int = 0) -> SwitchPlan:
     """Plan one switch. Pure.
@@ -201,83 +310,10 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
     """
     tpid = check_capabilities(sw, caps or Capabilities(), where)
     preflight.check_facts(sw, facts, where)
-    # the device's names are the truth: inventory names match them canonically (Gi0/1 = GigabitEthernet0/1) and
-    # the plan uses the device's spelling; without an interface list, the inventory's spelling
-    dev: dict[str, str] = {}
-    for name in facts.interfaces:           # Junos lists ge-0/0/7 and its unit ge-0/0/7.0: the port's own name wins
-        c = sw.canonical(name)
-        if c not in dev or name == c:
-            dev[c] = name
-    spell = {}
-    for j, t in enumerate(sw.trunks):
-        if dev and sw.canonical(t.switch_port) not in dev:
-            raise InputError(f"{where}.trunks[{j}].switch_port", f"{sw.name} has no interface {t.switch_port}",
-                             "use an interface name exactly as the device shows it")
-        spell[t.switch_port] = dev.get(sw.canonical(t.switch_port), t.switch_port)
-    trunk_of = {sw.canonical(t.switch_port): spell[t.switch_port] for t in sw.trunks}
-    ofports: dict[int, str] = {}
-    for j, p in enumerate(sw.access_ports):
-        if dev and sw.canonical(p.interface) not in dev:
-            raise InputError(f"{where}.access_ports[{j}]", f"{sw.name} has no interface {p.interface}",
-                             "use an interface name exactly as the device shows it")
-        spell[p.interface] = dev.get(sw.canonical(p.interface), p.interface)
-        n = port_index(p.interface, sw.driver) if p.ofport is None else p.ofport
-        if n is None or n < 1:
-            raise InputError(f"{where}.access_ports[{j}].ofport", f"cannot derive a port number from {p.interface}",
-                             "set ofport explicitly")
-        if n in ofports:
-            raise InputError(f"{where}.access_ports[{j}].ofport",
-                             f"{p.interface} and {ofports[n]} would both be OpenFlow port {n}",
-                             "set ofport explicitly on one of them")
-        ofports[n] = p.interface
-    lo, hi = sw.vid_range()
-    prev = {sw.canonical(p.interface): p for p in previous.ports} if previous else {}
-    ours = {p.vid for p in prev.values()}
-    by_name = {name: vid for vid, name in facts.vlans.items()}
-    # VIDs the device uses for something else; VIDs HARMLESS created itself (previous plan / our names) are ours.
-    foreign = {v for v, name in facts.vlans.items() if v not in ours and not str(name).startswith("harmless-")}
-    foreign |= preflight.model_vlans(facts) - ours - {v for v, n in facts.vlans.items() if n.startswith("harmless-")}
-    taken: set[int] = set()
-    chosen: dict[str, int] = {}
+    spell = _spellings(sw, facts, where)
     ports = sorted(sw.access_ports, key=sw.ofport_of)
-    # pass 1: explicit VIDs
-    for p in ports:
-        if p.vid is not None:
-            j = sw.access_ports.index(p)
-            if p.vid in foreign:
-                raise InputError(f"{where}.access_ports[{j}].vid",
-                                 f"VID {p.vid} is already used on {sw.name} "
-                                 f"(VLAN {facts.vlans.get(p.vid, 'referenced')!r})",
-                                 "pick a free VID or drop vid to let the planner choose")
-            chosen[p.interface] = p.vid
-            taken.add(p.vid)
-    # pass 2: keep previous / recognised VIDs, then allocate
-    for p in ports:
-        if p.interface in chosen:
-            continue
-        n = sw.ofport_of(p)
-        candidates = []
-        if sw.canonical(p.interface) in prev:
-            candidates.append(prev[sw.canonical(p.interface)].vid)
-        if vlan_name(sw.name, n) in by_name:
-            candidates.append(by_name[vlan_name(sw.name, n)])
-        candidates.append(lo + n)
-        vid = next((v for v in candidates if lo <= v <= hi and v not in foreign and v not in taken), None)
-        if vid is None:
-            vid = next((v for v in range(lo, hi + 1) if v not in foreign and v not in taken), None)
-        if vid is None:
-            raise InputError(f"{where}.vlan_range", f"no free VID left in {sw.vlan_range} on {sw.name}",
-                             "widen vlan_range")
-        chosen[p.interface] = vid
-        taken.add(vid)
-    preflight.check_chosen(sw, facts, chosen, ours | {v for v, n in facts.vlans.items()
-                                                      if str(n).startswith("harmless-")}, where)
-    default_trunk = spell[sw.trunks[0].switch_port]
-    port_plans = tuple(
-        PortPlan(spell[p.interface], n, chosen[p.interface],
-                 trunk_of[sw.canonical(p.trunk)] if p.trunk else default_trunk, vlan_name(sw.name, n), p.qinq,
-                 tuple(p.keep), PortQos.from_settings(p.qos))
-        for p in ports for n in [sw.ofport_of(p)])
+    chosen = _choose_vids(sw, facts, previous, ports, where)
+    port_plans = _port_plans(sw, ports, spell, chosen)
     trunks = tuple(
         TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),
                   tuple(sorted(pp.vid for pp in port_plans if pp.trunk == spell[t.switch_port])))

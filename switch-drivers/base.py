@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harmless.errors import CommitError, DeviceError
+from harmless.switch_drivers.models import parse_model
 
 if TYPE_CHECKING:
     from harmless.switch_drivers.portmodel import SwitchModel
@@ -220,7 +221,6 @@ class SwitchDriver(abc.ABC):
             NotImplementedError: the driver has no port model.
             ValueError: the running config does not parse (message says where).
         """
-        from harmless.switch_drivers.models import parse_model
         return parse_model(self.port_model_syntax or self.name, self.running_config())
 
     def link_states(self) -> dict[str, str]:

@@ -151,6 +151,123 @@ def _understood(ln: str, mode_known: bool) -> bool:
     return bool(_DOT1X.match(ln))
 
 
+def _interface_blocks(parse: CiscoConfParse, g: _Parsed) -> list[tuple[str, list[str]]]:
+    """``interface X`` blocks → ``[(name, lines)]`` in config order, ``source template T`` lines expanded first."""
+    blocks: list[tuple[str, list[str]]] = []
+    for obj in parse.find_objects(r"^interface\s+\S+"):
+        name = obj.text.split(None, 1)[1].strip()
+        own = [_norm(c.text) for c in obj.all_children]
+        lines: list[str] = []
+        for ln in own:
+            if m := re.match(r"source template (\S+)$", ln):
+                lines += g.templates.get(m.group(1), [])
+        blocks.append((name, lines + own))
+    return blocks
+
+
+def _lag_map(blocks: list[tuple[str, list[str]]], dialect: Dialect,
+             lag_members: dict[str, str] | None) -> dict[str, str]:
+    """Member interface → its LAG's name, from ``channel-group N`` lines, then ``lag_members`` where the config is
+    silent."""
+    names = [n for n, _ in blocks]
+    lag_of: dict[str, str] = {}
+    for name, lines in blocks:
+        for ln in lines:
+            if m := re.match(r"channel-group (\d+)\b", ln):
+                lag_of[name] = next((n for n in names if _lag_number(n) == m.group(1)),
+                                    f"{dialect.lag_prefix}{m.group(1)}")
+    for member, lag in (lag_members or {}).items():
+        lag_of.setdefault(member, lag)
+    return lag_of
+
+
+def _peer_lags(blocks: list[tuple[str, list[str]]], lag_of: dict[str, str], mlag_peer_link: str | None) -> set[str]:
+    """The LAGs (or ports) that are an MLAG / StackWise Virtual peer link."""
+    names = [n for n, _ in blocks]
+    peer_lags: set[str] = set()
+    if mlag_peer_link:
+        peer_lags.add(next((n for n in names if n.lower() == mlag_peer_link.lower()
+                            or (_lag_number(n) and _lag_number(n) == _lag_number(mlag_peer_link))),
+                           mlag_peer_link))
+    for name, lines in blocks:
+        if any(re.match(r"(stackwise-virtual|switch virtual) link \d+", ln) for ln in lines):
+            peer_lags.add(lag_of.get(name, name))
+    return peer_lags
+
+
+def _port_settings(lines: list[str], vlans: set[int]) -> dict:
+    """The per-port lines the model reads: description, shutdown, access/native/voice VID, 802.1X, port security;
+    VIDs named by allowed-VLAN and private-VLAN lines are added to ``vlans``."""
+    out = {"access_vid": None, "native_vid": None, "voice_vid": None, "description": None, "shutdown": False,
+           "dot1x": False, "port_security": False}
+    for ln in lines:
+        if m := re.match(r"description (.+)$", ln):
+            out["description"] = m.group(1)
+        elif ln in ("shutdown", "no shutdown"):
+            out["shutdown"] = ln == "shutdown"
+        elif m := re.match(r"switchport access vlan (\d+)$", ln):
+            out["access_vid"] = int(m.group(1))
+        elif m := re.match(r"switchport trunk native vlan (\d+)$", ln):
+            out["native_vid"] = int(m.group(1))
+        elif m := re.match(r"switchport (?:voice|phone) vlan (\d+)$", ln):
+            out["voice_vid"] = int(m.group(1))
+        elif m := re.match(r"switchport trunk allowed vlan (?:add )?([\d,\-]+)$", ln):
+            vlans |= _vids(m.group(1))
+        elif ln == "switchport port-security":
+            out["port_security"] = True
+        elif _DOT1X.match(ln):
+            out["dot1x"] = True
+        elif m := re.match(r"switchport private-vlan (?:host-association|mapping(?: trunk)?) (?:\d+ )?(.+)$",
+                           ln):
+            vlans |= {int(v) for v in re.findall(r"\d+", m.group(0).split(None, 3)[-1])}
+    return out
+
+
+def _mode(name: str, lines: list[str], dialect: Dialect, router: bool, default_routed: bool, mgmt: bool) -> str:
+    """The port's mode: ``routed`` (logical, management or not switched), the dialect's default without a
+    ``switchport mode`` line, else the mode word's (``dynamic ...`` → ``dynamic``, other words ``unknown``)."""
+    logical = bool(_LOGICAL.match(name)) or "." in name
+    is_lag = _lag_number(name) is not None
+    switched = (not logical and not mgmt
+                and _switched(name, lines, dialect, router, default_routed and not is_lag))
+    word = _mode_word(lines) if switched else None
+    if not switched:
+        return "routed"
+    if word is None:
+        return dialect.no_mode
+    return {"access": "access", "trunk": "trunk", "dot1q-tunnel": "dot1q-tunnel"}.get(
+        word, "dynamic" if word.startswith("dynamic") else "unknown")
+
+
+def _port_info(name: str, lines: list[str], mode: str, mgmt: bool, vlans: set[int]) -> PortInfo:
+    """One interface block → :class:`PortInfo` (``lag``/``mlag_peer_link`` left for the caller); the VIDs it uses
+    are added to ``vlans``."""
+    if m := re.match(r"(?i)^vlan(\d+)$", name):
+        vlans.add(int(m.group(1)))
+    for ln in lines:
+        if m := re.match(r"(?i)encapsulation dot1q (\d+)", ln):
+            vlans.add(int(m.group(1)))
+    st = _port_settings(lines, vlans)
+    allowed: tuple[int, ...] | str | None = None
+    if mode in ("access", "dynamic", "dot1q-tunnel"):
+        st["access_vid"] = st["access_vid"] or 1
+        vlans.add(st["access_vid"])
+        st["native_vid"] = None
+    elif mode == "trunk":
+        st["native_vid"] = st["native_vid"] or 1
+        vlans.add(st["native_vid"])
+        folded = fold_allowed(lines)
+        allowed = "all" if folded is None else folded
+        st["access_vid"] = None
+    else:
+        st["access_vid"] = st["native_vid"] = None
+    if st["voice_vid"] is not None:
+        vlans.add(st["voice_vid"])
+    unparsed = tuple(ln for ln in lines if not _understood(ln, mode != "unknown"))
+    return PortInfo(interface=name, mode=mode, allowed_vids=allowed, is_lag=_lag_number(name) is not None,
+                    management=mgmt, unparsed=unparsed, **st)
+
+
 def build_model(config_text: str, dialect: Dialect, *, router: bool = False, default_routed: bool = False,
                 vtp_mode: str | None = None, stp_mode: str | None = None, mlag_peer_link: str | None = None,
                 lag_members: dict[str, str] | None = None) -> SwitchModel:
@@ -173,97 +290,18 @@ def build_model(config_text: str, dialect: Dialect, *, router: bool = False, def
     parse = CiscoConfParse(config_text.splitlines(), syntax="ios")
     g = _globals(parse)
     vlans = set(g.vlans) | (set() if router else set(dialect.builtin_vlans))
-    blocks: list[tuple[str, list[str]]] = []
-    for obj in parse.find_objects(r"^interface\s+\S+"):
-        name = obj.text.split(None, 1)[1].strip()
-        own = [_norm(c.text) for c in obj.all_children]
-        lines: list[str] = []
-        for ln in own:
-            if m := re.match(r"source template (\S+)$", ln):
-                lines += g.templates.get(m.group(1), [])
-        blocks.append((name, lines + own))
-    names = [n for n, _ in blocks]
-    stack_style = any(re.match(r"(?i)^\D+\d+/\d+/\d+$", n) for n in names)
-    lag_of: dict[str, str] = {}
-    for name, lines in blocks:
-        for ln in lines:
-            if m := re.match(r"channel-group (\d+)\b", ln):
-                lag_of[name] = next((n for n in names if _lag_number(n) == m.group(1)),
-                                    f"{dialect.lag_prefix}{m.group(1)}")
-    for member, lag in (lag_members or {}).items():
-        lag_of.setdefault(member, lag)
-    peer_lags: set[str] = set()
-    if mlag_peer_link:
-        peer_lags.add(next((n for n in names if n.lower() == mlag_peer_link.lower()
-                            or (_lag_number(n) and _lag_number(n) == _lag_number(mlag_peer_link))),
-                           mlag_peer_link))
-    for name, lines in blocks:
-        if any(re.match(r"(stackwise-virtual|switch virtual) link \d+", ln) for ln in lines):
-            peer_lags.add(lag_of.get(name, name))
+    blocks = _interface_blocks(parse, g)
+    stack_style = any(re.match(r"(?i)^\D+\d+/\d+/\d+$", n) for n, _ in blocks)
+    lag_of = _lag_map(blocks, dialect, lag_members)
+    peer_lags = _peer_lags(blocks, lag_of, mlag_peer_link)
     ports = []
     for name, lines in blocks:
-        logical = bool(_LOGICAL.match(name)) or "." in name
         mgmt = bool(_MGMT_NAME.match(name)) or any(_MGMT_VRF.match(ln) for ln in lines) or (
             stack_style and not router and name.lower() in ("gigabitethernet0/0", "fastethernet0/0"))
-        if m := re.match(r"(?i)^vlan(\d+)$", name):
-            vlans.add(int(m.group(1)))
-        for ln in lines:
-            if m := re.match(r"(?i)encapsulation dot1q (\d+)", ln):
-                vlans.add(int(m.group(1)))
-        is_lag = _lag_number(name) is not None
-        switched = (not logical and not mgmt
-                    and _switched(name, lines, dialect, router, default_routed and not is_lag))
-        word = _mode_word(lines) if switched else None
-        if not switched:
-            mode = "routed"
-        elif word is None:
-            mode = dialect.no_mode
-        else:
-            mode = {"access": "access", "trunk": "trunk", "dot1q-tunnel": "dot1q-tunnel"}.get(
-                word, "dynamic" if word.startswith("dynamic") else "unknown")
-        access_vid = native_vid = voice_vid = None
-        allowed: tuple[int, ...] | str | None = None
-        desc, shutdown, dot1x, psec = None, False, False, False
-        for ln in lines:
-            if m := re.match(r"description (.+)$", ln):
-                desc = m.group(1)
-            elif ln in ("shutdown", "no shutdown"):
-                shutdown = ln == "shutdown"
-            elif m := re.match(r"switchport access vlan (\d+)$", ln):
-                access_vid = int(m.group(1))
-            elif m := re.match(r"switchport trunk native vlan (\d+)$", ln):
-                native_vid = int(m.group(1))
-            elif m := re.match(r"switchport (?:voice|phone) vlan (\d+)$", ln):
-                voice_vid = int(m.group(1))
-            elif m := re.match(r"switchport trunk allowed vlan (?:add )?([\d,\-]+)$", ln):
-                vlans |= _vids(m.group(1))
-            elif ln == "switchport port-security":
-                psec = True
-            elif _DOT1X.match(ln):
-                dot1x = True
-            elif m := re.match(r"switchport private-vlan (?:host-association|mapping(?: trunk)?) (?:\d+ )?(.+)$",
-                               ln):
-                vlans |= {int(v) for v in re.findall(r"\d+", m.group(0).split(None, 3)[-1])}
-        if mode in ("access", "dynamic", "dot1q-tunnel"):
-            access_vid = access_vid or 1
-            vlans.add(access_vid)
-            native_vid = None
-        elif mode == "trunk":
-            native_vid = native_vid or 1
-            vlans.add(native_vid)
-            folded = fold_allowed(lines)
-            allowed = "all" if folded is None else folded
-            access_vid = None
-        else:
-            access_vid = native_vid = None
-        if voice_vid is not None:
-            vlans.add(voice_vid)
-        unparsed = tuple(ln for ln in lines if not _understood(ln, mode != "unknown"))
-        ports.append(PortInfo(
-            interface=name, mode=mode, access_vid=access_vid, native_vid=native_vid, allowed_vids=allowed,
-            lag=lag_of.get(name), is_lag=is_lag, mlag_peer_link=name in peer_lags or lag_of.get(name) in peer_lags,
-            voice_vid=voice_vid, dot1x=dot1x, port_security=psec, shutdown=shutdown, management=mgmt,
-            description=desc, unparsed=unparsed))
+        mode = _mode(name, lines, dialect, router, default_routed, mgmt)
+        info = _port_info(name, lines, mode, mgmt, vlans)
+        ports.append(replace(info, lag=lag_of.get(name),
+                             mlag_peer_link=name in peer_lags or lag_of.get(name) in peer_lags))
     ports = _inherit_lag_l2(ports, {name: lines for name, lines in blocks})
     vlans = {v for v in vlans if 1 <= v <= 4094}
     return SwitchModel(vtp_mode=vtp_mode, vlans=tuple(sorted(vlans)), ports=tuple(ports), stp_mode=stp_mode,

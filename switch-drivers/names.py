@@ -200,34 +200,50 @@ def default_ofport(driver: str, name: str) -> int:
     """
     c = canonical_interface(driver, name)
     if driver == "junos":
-        if m := _JUNOS_AE.match(c):
-            if m.group(2):
-                raise ValueError(f"{c} is a logical unit, not a port")
-            return _checked(LAG_BASE + int(m.group(1)), c)
-        m = _JUNOS_PORT.match(c)
-        if not m:
-            raise ValueError(f"{c} is not a Junos port name like ge-0/0/7")
-        _typ, fpc, pic, port, chan, unit = m.groups()
-        if unit:
-            raise ValueError(f"{c} is a logical unit, not a port")
-        if chan:
-            raise ValueError(f"{c} is a channel of a channelised port; the numbering scheme has no room for it")
-        fpc, pic, port = int(fpc), int(pic), int(port)
-        if pic > 9 or port > 99:
-            raise ValueError(f"{c} has a PIC above 9 or a port above 99; the numbering scheme has no room for it")
-        return _checked(MEMBER_BLOCK * fpc + 100 * pic + port, c)
+        return _junos_ofport(c)
     if driver == "procurve":
-        if m := re.match(r"^Trk(\d+)$", c):
-            return _checked(LAG_BASE + int(m.group(1)), c)
-        m = _PROCURVE.match(c)
-        if not m:
-            raise ValueError(f"{c} is not a ProCurve port name like 7, A7 or 1/A7")
-        member, letter, n = m.groups()
-        n = int(n)
-        if letter and n > 99:
-            raise ValueError(f"{c} has a port above 99 on a module; the numbering scheme has no room for it")
-        base = _block(int(member)) if member else 0
-        return _checked(base + (100 * (ord(letter) - ord("A")) if letter else 0) + n, c)
+        return _procurve_ofport(c)
+    return _cisco_ofport(driver, c)
+
+
+def _junos_ofport(c: str) -> int:
+    """:func:`default_ofport` of a canonical Junos name: ``aeN`` → LAG block, ``ge-F/P/N`` → member block of FPC F."""
+    if m := _JUNOS_AE.match(c):
+        if m.group(2):
+            raise ValueError(f"{c} is a logical unit, not a port")
+        return _checked(LAG_BASE + int(m.group(1)), c)
+    m = _JUNOS_PORT.match(c)
+    if not m:
+        raise ValueError(f"{c} is not a Junos port name like ge-0/0/7")
+    _typ, fpc, pic, port, chan, unit = m.groups()
+    if unit:
+        raise ValueError(f"{c} is a logical unit, not a port")
+    if chan:
+        raise ValueError(f"{c} is a channel of a channelised port; the numbering scheme has no room for it")
+    fpc, pic, port = int(fpc), int(pic), int(port)
+    if pic > 9 or port > 99:
+        raise ValueError(f"{c} has a PIC above 9 or a port above 99; the numbering scheme has no room for it")
+    return _checked(MEMBER_BLOCK * fpc + 100 * pic + port, c)
+
+
+def _procurve_ofport(c: str) -> int:
+    """:func:`default_ofport` of a canonical ProCurve name: ``TrkN`` → LAG block, ``[member/][module]N``."""
+    if m := re.match(r"^Trk(\d+)$", c):
+        return _checked(LAG_BASE + int(m.group(1)), c)
+    m = _PROCURVE.match(c)
+    if not m:
+        raise ValueError(f"{c} is not a ProCurve port name like 7, A7 or 1/A7")
+    member, letter, n = m.groups()
+    n = int(n)
+    if letter and n > 99:
+        raise ValueError(f"{c} has a port above 99 on a module; the numbering scheme has no room for it")
+    base = _block(int(member)) if member else 0
+    return _checked(base + (100 * (ord(letter) - ord("A")) if letter else 0) + n, c)
+
+
+def _cisco_ofport(driver: str, c: str) -> int:
+    """:func:`default_ofport` of a canonical IOS/EOS name: ``<type><n>``, ``<type><a>/<n>``, three numbers (stack
+    member/module/port on IOS, slot/port/lane on EOS), LAGs in the LAG block."""
     m = _CISCO.match(c)
     if not m:
         raise ValueError(f"{c} has no port number")

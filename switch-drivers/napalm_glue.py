@@ -20,6 +20,7 @@ from typing import Any
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import DeviceFacts, PortVlanState, SwitchDriver
+from harmless.switch_drivers.models import parse_model
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,6 @@ class NapalmDriver(SwitchDriver):
     def model_of(self, config_text: str):
         """The port model (:class:`~harmless.switch_drivers.portmodel.SwitchModel`) of ``config_text`` (the running
         config just read); None when this driver has none yet. Vendor drivers add ``show`` outputs."""
-        from harmless.switch_drivers.models import parse_model
-
         try:
             return parse_model(getattr(self, "port_model_syntax", None) or self.name, config_text)
         except NotImplementedError:

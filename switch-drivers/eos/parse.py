@@ -13,6 +13,7 @@ from ciscoconfparse2 import CiscoConfParse
 
 from harmless.switch_drivers.base import PortVlanState
 from harmless.switch_drivers.ciscomodel import port_states_from_model
+from harmless.switch_drivers.eos.model import parse_model
 from harmless.switch_drivers.switchport import fold_allowed, vlan_blocks
 from harmless.switch_drivers.vids import parse_vid_ranges
 
@@ -34,8 +35,6 @@ def parse_port_states(config_text: str) -> dict[str, PortVlanState]:
     Raises:
         ValueError: a malformed VLAN list in a ``switchport trunk allowed vlan`` line.
     """
-    from harmless.switch_drivers.eos.model import parse_model
-
     return port_states_from_model(parse_model(config_text))
 
 

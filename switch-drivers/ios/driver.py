@@ -24,6 +24,7 @@ from typing import Any
 from harmless.errors import CommitError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
 from harmless.switch_drivers.ios.hazards import replace_bridge
+from harmless.switch_drivers.ios.model import parse_model
 from harmless.switch_drivers.ios.parse import (interface_lines, needs_trunk_encapsulation, parse_port_states,
                                                 parse_vlans)
 from harmless.switch_drivers.ios.render import render_config
@@ -219,8 +220,6 @@ class IosDriver(NapalmDriver):
     def model_of(self, config_text: str):
         """The port model of the running config plus ``show vtp status`` and ``show etherchannel summary``
         (:func:`harmless.switch_drivers.ios.model.parse_model`)."""
-        from harmless.switch_drivers.ios.model import parse_model
-
         show = {c: self._show(c) for c in ("show vtp status", "show etherchannel summary")}
         return parse_model(config_text, {c: o for c, o in show.items() if o})
 

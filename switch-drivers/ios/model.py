@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from harmless.switch_drivers.ciscomodel import Dialect, build_model, global_lines
+from harmless.switch_drivers.names import canonical_interface
 from harmless.switch_drivers.portmodel import SwitchModel
 
 __all__ = ["IOS", "is_router", "parse_model", "vtp_mode_of"]
@@ -57,13 +58,10 @@ def _lag_members(text: str) -> dict[str, str]:
         rows = parse_output(platform="cisco_ios", command="show etherchannel summary", data=text)
     except Exception:  # noqa: BLE001
         return out
-    full = {"Gi": "GigabitEthernet", "Fa": "FastEthernet", "Te": "TenGigabitEthernet", "Tw": "TwoGigabitEthernet",
-            "Fo": "FortyGigabitEthernet", "Hu": "HundredGigE", "Po": "Port-channel", "Et": "Ethernet"}
     for r in rows:
-        lag = r["bundle_name"]
-        lag = full.get(lag[:2], lag[:2]) + lag[2:]
+        lag = canonical_interface("ios", r["bundle_name"])
         for m in r["member_interface"]:
-            out[full.get(m[:2], m[:2]) + m[2:]] = lag
+            out[canonical_interface("ios", m)] = lag
     return out
 
 

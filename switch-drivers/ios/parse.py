@@ -10,7 +10,9 @@ import re
 
 from harmless.switch_drivers.base import PortVlanState
 from harmless.switch_drivers.ciscomodel import port_states_from_model
+from harmless.switch_drivers.ios.model import parse_model
 from harmless.switch_drivers.switchport import interface_lines, vlan_blocks
+from harmless.switch_drivers.vids import parse_vid_ranges
 
 __all__ = ["ISL_CAPABLE_MODEL", "interface_lines", "needs_trunk_encapsulation", "parse_port_states",
            "parse_switchport_operational", "parse_vlans"]
@@ -32,8 +34,6 @@ def parse_port_states(config_text: str) -> dict[str, PortVlanState]:
     Raises:
         ValueError: a malformed VLAN list in a ``switchport trunk allowed vlan`` line.
     """
-    from harmless.switch_drivers.ios.model import parse_model
-
     return port_states_from_model(parse_model(config_text))
 
 
@@ -47,8 +47,6 @@ def parse_vlans(config_text: str) -> dict[int, str]:
         VID -> name for every ``vlan`` block in the text, single VIDs and lists (``vlan 10,20,30-32``; a name
         line there names each of them).
     """
-    from harmless.switch_drivers.vids import parse_vid_ranges
-
     out: dict[int, str] = {}
     for spec, name in vlan_blocks(config_text, r"[\d,\-]+"):
         try:

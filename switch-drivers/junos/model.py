@@ -210,18 +210,8 @@ def parse_model(config_text: str, show: dict[str, str] | None = None) -> SwitchM
     return model_from_paths(ordered)
 
 
-def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
-    """The model of parsed set paths in document order, ``[(path, inactive), ...]``
-    (:func:`conf.parse_config_ordered`); any paths, even none (an empty model).
-
-    Raises:
-        ValueError: an ``interface-range`` member wildcard that cannot be expanded.
-    """
-    document = ordered
-    ordered = inherit_groups(ordered)
-    active = [p for p, off in ordered if not off]
-    inactive = [p for p, off in ordered if off]
-    # ---------------------------------------------------------------- VLANs: name -> VIDs
+def _vlan_table(active: list[Path]) -> tuple[dict[str, set[int]], dict[int, str]]:
+    """``vlans``/``bridge-domains`` → (VLAN name → VIDs, VID → first VLAN name)."""
     vlan_vids: dict[str, set[int]] = {}
     vlan_names: dict[int, str] = {}
     for p in active:
@@ -232,16 +222,11 @@ def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
                 vlan_names.setdefault(v, p[1])
         elif p[0] in ("vlans", "bridge-domains") and len(p) >= 2:
             vlan_vids.setdefault(p[1], set())
+    return vlan_vids, vlan_names
 
-    def resolve(member: str) -> set[int] | None:
-        """A VLAN name or VID (range) → VIDs; None for ``all``; empty set when unknown."""
-        if member == "all":
-            return None
-        if member in vlan_vids:
-            return set(vlan_vids[member])
-        return _vid_words(member)
 
-    # ---------------------------------------------------------------- interface ranges
+def _range_members(active: list[Path]) -> dict[str, list[str]]:
+    """``interfaces interface-range NAME member/member-range ...`` → range name → member interfaces (in order)."""
     ranges: dict[str, list[str]] = {}
     for p in active:
         if p[:2] == ("interfaces", "interface-range") and len(p) >= 5:
@@ -250,23 +235,58 @@ def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
                 members += [m for m in _expand_wildcard(p[4]) if m not in members]
             elif p[3] == "member-range" and len(p) == 7 and p[5] == "to":
                 members += [m for m in _expand_member_range(p[4], p[6]) if m not in members]
+    return ranges
 
-    ports: dict[str, _Port] = {}
 
-    def port(name: str) -> _Port:
-        if name not in ports:
-            ports[name] = _Port(name)
-        return ports[name]
+def _security_target(p: Path) -> tuple[str, str] | None:
+    """A MAC-limit / sticky-MAC statement → (interface word, option), else None (ELS ``switch-options``, also under
+    ``vlans V``, and non-ELS ``secure-access-port``)."""
+    if len(p) >= 4 and p[0] == "switch-options" and p[1] == "interface":
+        return p[2], p[3]
+    if len(p) >= 6 and p[0] == "vlans" and p[2:4] == ("switch-options", "interface"):
+        return p[4], p[5]
+    if len(p) >= 5 and p[:3] == ("ethernet-switching-options", "secure-access-port", "interface"):
+        return p[3], p[4]
+    return None
 
-    def targets(word: str) -> list[str]:
+
+class _Collector:
+    """The parse state of one configuration: VLANs, interface ranges and the ports collected so far; one method per
+    section of the configuration (``interfaces``, VLAN-side memberships, statements elsewhere naming ports)."""
+
+    def __init__(self, active: list[Path]):
+        self.vlan_vids, self.vlan_names = _vlan_table(active)
+        self.ranges = _range_members(active)
+        self.ports: dict[str, _Port] = {}
+
+    def resolve(self, member: str) -> set[int] | None:
+        """A VLAN name or VID (range) → VIDs; None for ``all``; empty set when unknown."""
+        if member == "all":
+            return None
+        if member in self.vlan_vids:
+            return set(self.vlan_vids[member])
+        return _vid_words(member)
+
+    def port(self, name: str) -> _Port:
+        """The collected port ``name`` (created on first mention)."""
+        if name not in self.ports:
+            self.ports[name] = _Port(name)
+        return self.ports[name]
+
+    def targets(self, word: str) -> list[str]:
         """An interface word of a statement (``ge-0/0/1``, ``ge-0/0/1.0``, a range name) → port names."""
-        if word in ranges:
-            return ranges[word]
+        if word in self.ranges:
+            return self.ranges[word]
         base = word.split(".")[0]
-        return [base] if base in ports else []
+        return [base] if base in self.ports else []
 
-    # ---------------------------------------------------------------- statements under interfaces
-    def on_interface(pt: _Port, rest: Path, p: Path) -> None:
+    def access_ports(self) -> list[_Port]:
+        """Layer-2 ports in access mode (what ``interface all`` / ``access-ports`` means)."""
+        return [q for q in self.ports.values() if q.l2 and (q.mode_word or "access") == "access"]
+
+    # ------------------------------------------------------------ statements under interfaces
+    def on_interface(self, pt: _Port, rest: Path, p: Path) -> None:
+        """One statement ``rest`` under ``interfaces <pt>`` (``p``: the whole path, for ``unparsed``)."""
         if rest == ("disable",):
             pt.shutdown = True
         elif len(rest) == 2 and rest[0] == "description":
@@ -281,24 +301,28 @@ def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
         elif rest in (("vlan-tagging",), ("flexible-vlan-tagging",)):
             pt.routed_only.append(p)
         elif len(rest) >= 2 and rest[0] == "unit":
-            u = rest[2:]
-            if not u:
-                return
-            if len(u) == 2 and u[0] == "vlan-id":
-                pt.routed_only.append(p)
-            elif len(u) >= 2 and u[0] == "family" and u[1] in _L2_FAMILIES:
-                pt.l2 = True
-                on_l2(pt, u[2:], p)
-            elif len(u) >= 2 and u[0] == "family" and u[1] in _L3_FAMILIES:
-                pt.l3 = True
-                if not (len(u) == 2 or (len(u) == 4 and u[2] == "address")):
-                    pt.unparsed.append(_line(p))
-            else:
+            self.on_unit(pt, rest[2:], p)
+        else:
+            pt.unparsed.append(_line(p))
+
+    def on_unit(self, pt: _Port, u: Path, p: Path) -> None:
+        """One statement ``u`` under ``interfaces <pt> unit N``."""
+        if not u:
+            return
+        if len(u) == 2 and u[0] == "vlan-id":
+            pt.routed_only.append(p)
+        elif len(u) >= 2 and u[0] == "family" and u[1] in _L2_FAMILIES:
+            pt.l2 = True
+            self.on_l2(pt, u[2:], p)
+        elif len(u) >= 2 and u[0] == "family" and u[1] in _L3_FAMILIES:
+            pt.l3 = True
+            if not (len(u) == 2 or (len(u) == 4 and u[2] == "address")):
                 pt.unparsed.append(_line(p))
         else:
             pt.unparsed.append(_line(p))
 
-    def on_l2(pt: _Port, t: Path, p: Path) -> None:
+    def on_l2(self, pt: _Port, t: Path, p: Path) -> None:
+        """One statement ``t`` under ``unit N family ethernet-switching|bridge``."""
         if not t:
             return
         if len(t) == 2 and t[0] in ("interface-mode", "port-mode"):
@@ -307,7 +331,7 @@ def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
                 pt.unparsed.append(_line(p))
         elif len(t) == 3 and t[:2] == ("vlan", "members"):
             pt.members.append(t[2])
-            if not resolve(t[2]) and t[2] != "all":
+            if not self.resolve(t[2]) and t[2] != "all":
                 pt.unparsed.append(_line(p))           # a VLAN name the configuration does not define
         elif len(t) == 2 and t[0] == "native-vlan-id":
             pt.native = t[1]
@@ -316,125 +340,148 @@ def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
         else:
             pt.unparsed.append(_line(p))
 
-    for p, off in document:                              # ports in document order, inactive ones included
-        if p[0] == "interfaces" and len(p) >= 2 and not NOT_PORTS.match(p[1]):
-            port(p[1])
-        elif not off and p[:2] == ("interfaces", "interface-range") and len(p) >= 5 \
-                and p[3] in ("member", "member-range"):
-            for m in ranges.get(p[2], []):
-                port(m)
-    range_stmts: dict[str, list[Path]] = {}
-    explicit: list[tuple[_Port, Path]] = []
-    for p in active:
-        if p[0] != "interfaces" or len(p) < 2:
-            continue
-        if p[1] == "interface-range" and len(p) >= 4:
-            if p[3] in ("member", "member-range"):
-                for m in ranges.get(p[2], []):
-                    port(m)
-            else:
-                range_stmts.setdefault(p[2], []).append(p)
-            continue
-        if NOT_PORTS.match(p[1]):
-            continue
-        pt = port(p[1])
-        if len(p) > 2:
-            explicit.append((pt, p))
-    for rname, stmts in range_stmts.items():             # range first: the interface's own statements win
-        for m in ranges.get(rname, []):
-            for p in stmts:
-                on_interface(port(m), p[3:], p)
-    for pt, p in explicit:
-        on_interface(pt, p[2:], p)
-    for p in inactive:                                   # shown, never applied
-        if p[0] == "interfaces" and len(p) >= 2:
-            names = ranges.get(p[2], []) if p[1] == "interface-range" and len(p) >= 3 else \
-                [] if NOT_PORTS.match(p[1]) else [p[1]]
-            for name in names:
-                port(name).unparsed.append("inactive: " + _line(p))
-
-    # ---------------------------------------------------------------- VLAN-side memberships (non-ELS, also ELS)
-    for p in active:
-        if p[0] == "vlans" and len(p) >= 4 and p[2] == "interface":
-            name = p[3].split(".")[0]
-            if NOT_PORTS.match(name):
+    def interfaces(self, document: list[tuple[Path, bool]], active: list[Path], inactive: list[Path]) -> None:
+        """The ``interfaces`` section: ports in document order (inactive ones included), range statements applied
+        to each member first, then the interface's own statements (they win); inactive statements shown only."""
+        for p, off in document:
+            if p[0] == "interfaces" and len(p) >= 2 and not NOT_PORTS.match(p[1]):
+                self.port(p[1])
+            elif not off and p[:2] == ("interfaces", "interface-range") and len(p) >= 5 \
+                    and p[3] in ("member", "member-range"):
+                for m in self.ranges.get(p[2], []):
+                    self.port(m)
+        range_stmts: dict[str, list[Path]] = {}
+        explicit: list[tuple[_Port, Path]] = []
+        for p in active:
+            if p[0] != "interfaces" or len(p) < 2:
                 continue
-            pt = port(name)
-            pt.l2 = True
-            pt.members.append(p[1])
-            if len(p) > 4:
-                pt.unparsed.append(_line(p))
+            if p[1] == "interface-range" and len(p) >= 4:
+                if p[3] in ("member", "member-range"):
+                    for m in self.ranges.get(p[2], []):
+                        self.port(m)
+                else:
+                    range_stmts.setdefault(p[2], []).append(p)
+            elif not NOT_PORTS.match(p[1]):
+                pt = self.port(p[1])
+                if len(p) > 2:
+                    explicit.append((pt, p))
+        for rname, stmts in range_stmts.items():
+            for m in self.ranges.get(rname, []):
+                for p in stmts:
+                    self.on_interface(self.port(m), p[3:], p)
+        for pt, p in explicit:
+            self.on_interface(pt, p[2:], p)
+        self.inactive(inactive)
 
-    # ---------------------------------------------------------------- statements elsewhere that name ports
-    def is_access(pt: _Port) -> bool:
-        return pt.l2 and (pt.mode_word or "access") == "access"
+    def inactive(self, inactive: list[Path]) -> None:
+        """``inactive:`` statements under ``interfaces``: listed in ``unparsed`` of their port(s), never applied."""
+        for p in inactive:
+            if p[0] == "interfaces" and len(p) >= 2:
+                names = self.ranges.get(p[2], []) if p[1] == "interface-range" and len(p) >= 3 else \
+                    [] if NOT_PORTS.match(p[1]) else [p[1]]
+                for name in names:
+                    self.port(name).unparsed.append("inactive: " + _line(p))
 
-    def l2_ports() -> list[_Port]:
-        return [q for q in ports.values() if q.l2]
+    def vlan_memberships(self, active: list[Path]) -> None:
+        """VLAN-side memberships ``vlans X interface IF.0`` (non-ELS, also ELS): the port is layer 2, a member."""
+        for p in active:
+            if p[0] == "vlans" and len(p) >= 4 and p[2] == "interface":
+                name = p[3].split(".")[0]
+                if NOT_PORTS.match(name):
+                    continue
+                pt = self.port(name)
+                pt.l2 = True
+                pt.members.append(p[1])
+                if len(p) > 4:
+                    pt.unparsed.append(_line(p))
 
-    for p in active:
-        if p[0] in ("interfaces", "vlans", "bridge-domains") and not (p[0] == "vlans" and "switch-options" in p):
-            continue
-        words = p
-        # 802.1X
+    # ------------------------------------------------------------ statements elsewhere that name ports
+    def elsewhere(self, active: list[Path]) -> None:
+        """Statements outside ``interfaces``/``vlans`` that name ports: 802.1X, voice VLAN, MAC limits, MC-LAG,
+        storm control; any other statement naming a port goes to its ``unparsed``. LAG members then inherit the
+        MC-LAG peer-link mark of their ``ae``."""
+        for p in active:
+            if p[0] in ("interfaces", "vlans", "bridge-domains") and not (p[0] == "vlans" and "switch-options" in p):
+                continue
+            if not (self.dot1x(p) or self.voice(p) or self.security(p) or self.mclag(p) or self.storm_all(p)):
+                named = {n for w in p[1:] for n in self.targets(w)}
+                for n in sorted(named, key=list(self.ports).index):
+                    self.ports[n].unparsed.append(_line(p))
+        for q in self.ports.values():
+            if q.lag and q.lag in self.ports and self.ports[q.lag].mlag:
+                q.mlag = True
+
+    def _hit(self, word: str, every: tuple[str, ...]) -> list[_Port]:
+        return self.access_ports() if word in every else [self.ports[n] for n in self.targets(word)]
+
+    def dot1x(self, p: Path) -> bool:
+        """``protocols dot1x authenticator interface X|all``."""
         if p[:4] == ("protocols", "dot1x", "authenticator", "interface") and len(p) >= 5:
-            hit = [q for q in ports.values() if is_access(q)] if p[4] == "all" else [ports[n] for n in targets(p[4])]
-            for q in hit:
+            for q in self._hit(p[4], ("all",)):
                 q.dot1x = True
-            continue
-        # voice VLAN
+            return True
+        return False
+
+    def voice(self, p: Path) -> bool:
+        """``switch-options|ethernet-switching-options voip interface X|access-ports|all vlan V``."""
         if len(p) >= 5 and p[0] in ("switch-options", "ethernet-switching-options") and p[1:3] == ("voip", "interface"):
-            hit = [q for q in ports.values() if is_access(q)] if p[3] in ("access-ports", "all") else \
-                [ports[n] for n in targets(p[3])]
-            for q in hit:
+            for q in self._hit(p[3], ("access-ports", "all")):
                 if len(p) == 6 and p[4] == "vlan":
                     q.voice = p[5]
-            continue
-        # MAC limits / sticky MACs
-        sec = None
-        if len(p) >= 4 and p[0] == "switch-options" and p[1] == "interface":
-            sec = (p[2], p[3])
-        elif len(p) >= 6 and p[0] == "vlans" and p[2:4] == ("switch-options", "interface"):
-            sec = (p[4], p[5])
-        elif len(p) >= 5 and p[:3] == ("ethernet-switching-options", "secure-access-port", "interface"):
-            sec = (p[3], p[4])
-        if sec:
-            hit = [q for q in ports.values() if is_access(q)] if sec[0] == "all" else \
-                [ports[n] for n in targets(sec[0])]
-            for q in hit:
-                if sec[1] in ("interface-mac-limit", "mac-limit", "allowed-mac", "persistent-learning"):
-                    q.port_security = True
-                else:
-                    q.unparsed.append(_line(p))
-            continue
-        # MC-LAG inter-chassis link
-        if p[:2] == ("multi-chassis", "multi-chassis-protection") and len(p) >= 5 and p[3] == "interface":
-            for n in targets(p[4]):
-                ports[n].mlag = True
-            continue
-        # non-ELS storm control on every port
-        if p[:4] == ("ethernet-switching-options", "storm-control", "interface", "all"):
-            for q in l2_ports():
+            return True
+        return False
+
+    def security(self, p: Path) -> bool:
+        """MAC limits / sticky MACs (:func:`_security_target`); other options there go to ``unparsed``."""
+        sec = _security_target(p)
+        if not sec:
+            return False
+        for q in self._hit(sec[0], ("all",)):
+            if sec[1] in ("interface-mac-limit", "mac-limit", "allowed-mac", "persistent-learning"):
+                q.port_security = True
+            else:
                 q.unparsed.append(_line(p))
-            continue
-        named = {n for w in words[1:] for n in targets(w)}
-        for n in sorted(named, key=list(ports).index):
-            ports[n].unparsed.append(_line(p))
+        return True
 
-    # ---------------------------------------------------------------- LAG members inherit the MC-LAG peer-link mark
-    for q in ports.values():
-        if q.lag and q.lag in ports and ports[q.lag].mlag:
-            q.mlag = True
+    def mclag(self, p: Path) -> bool:
+        """``multi-chassis multi-chassis-protection ADDR interface aeN``: the MC-LAG inter-chassis link."""
+        if p[:2] == ("multi-chassis", "multi-chassis-protection") and len(p) >= 5 and p[3] == "interface":
+            for n in self.targets(p[4]):
+                self.ports[n].mlag = True
+            return True
+        return False
 
-    # ---------------------------------------------------------------- PortInfo
+    def storm_all(self, p: Path) -> bool:
+        """Non-ELS ``storm-control interface all``: listed on every layer-2 port."""
+        if p[:4] == ("ethernet-switching-options", "storm-control", "interface", "all"):
+            for q in self.ports.values():
+                if q.l2:
+                    q.unparsed.append(_line(p))
+            return True
+        return False
+
+
+def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
+    """The model of parsed set paths in document order, ``[(path, inactive), ...]``
+    (:func:`conf.parse_config_ordered`); any paths, even none (an empty model).
+
+    Raises:
+        ValueError: an ``interface-range`` member wildcard that cannot be expanded.
+    """
+    document = ordered
+    ordered = inherit_groups(ordered)
+    active = [p for p, off in ordered if not off]
+    inactive = [p for p, off in ordered if off]
+    c = _Collector(active)
+    c.interfaces(document, active, inactive)
+    c.vlan_memberships(active)
+    c.elsewhere(active)
     stp = next((w for w in _STP if any(p[:2] == ("protocols", w) and p[2:] != ("disable",) for p in active)), None)
     used: set[int] = set()
-    infos = []
-    for q in ports.values():
-        infos.append(_info(q, resolve, used))
-    vids = {v for s in vlan_vids.values() for v in s} | used
+    infos = [_info(q, c.resolve, used) for q in c.ports.values()]
+    vids = {v for s in c.vlan_vids.values() for v in s} | used
     return SwitchModel(vtp_mode=None, vlans=tuple(sorted(vids)), ports=tuple(infos), stp_mode=stp,
-                       stp_instance_limit=None, vlan_names=vlan_names)
+                       stp_instance_limit=None, vlan_names=c.vlan_names)
 
 
 def _info(q: _Port, resolve, used: set[int]) -> PortInfo:

@@ -20,6 +20,35 @@ QINQ_UNSUPPORTED = ("Junos QinQ is not supported by this driver: it needs platfo
                     "non-ELS: vlans dot1q-tunneling) that are neither rendered nor tested")
 
 
+def _check_port(vid: int, interface: str, seen: set[str]) -> None:
+    """A valid VID on a Junos switch port changed once (``seen``: the ports changed so far, updated)."""
+    check_vid(vid, interface)
+    if not _INTERFACE.match(interface or ""):
+        raise ValueError(f"interface name {interface!r} is not a Junos switch port (e.g. ge-0/0/7, xe-0/0/1, ae0)")
+    if interface in seen:
+        raise ValueError(f"interface {interface} is changed twice")
+    seen.add(interface)
+
+
+def _access_vlans(access: list[AccessPortChange], seen: set[str]) -> dict[int, str]:
+    """VID → VLAN name of the access ports (checked: port, no QinQ, Junos VLAN name, one name per VID and VID per
+    name)."""
+    vlans: dict[int, str] = {}
+    for a in access:
+        _check_port(a.vid, a.interface, seen)
+        if a.qinq:
+            raise ValueError(f"{a.interface}: {QINQ_UNSUPPORTED}")
+        if not _VLAN_NAME.match(a.vlan_name or ""):
+            raise ValueError(f"{a.interface}: VLAN name {a.vlan_name!r} must start with a letter and be 1-64 chars "
+                             "of [A-Za-z0-9_.-]")
+        if vlans.get(a.vid, a.vlan_name) != a.vlan_name:
+            raise ValueError(f"VLAN {a.vid} is given two names: {vlans[a.vid]!r} and {a.vlan_name!r}")
+        if a.vlan_name in vlans.values() and vlans.get(a.vid) != a.vlan_name:
+            raise ValueError(f"VLAN name {a.vlan_name!r} is given to two VIDs")
+        vlans[a.vid] = a.vlan_name
+    return vlans
+
+
 def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syntax: str = "els",
                   vlan_side: dict[str, list[str]] | None = None) -> str:
     """Render the ``set``/``delete`` candidate that makes each access port its own VLAN and trunks carry them.
@@ -46,34 +75,13 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
     """
     if syntax not in MODE_KEYWORD:
         raise ValueError(f"Junos VLAN syntax {syntax!r} is not one of {sorted(MODE_KEYWORD)}")
-    vlans: dict[int, str] = {}
     seen: set[str] = set()
-
-    def check(vid: int, interface: str) -> None:
-        check_vid(vid, interface)
-        if not _INTERFACE.match(interface or ""):
-            raise ValueError(f"interface name {interface!r} is not a Junos switch port (e.g. ge-0/0/7, xe-0/0/1, ae0)")
-        if interface in seen:
-            raise ValueError(f"interface {interface} is changed twice")
-        seen.add(interface)
-
-    for a in access:
-        check(a.vid, a.interface)
-        if a.qinq:
-            raise ValueError(f"{a.interface}: {QINQ_UNSUPPORTED}")
-        if not _VLAN_NAME.match(a.vlan_name or ""):
-            raise ValueError(f"{a.interface}: VLAN name {a.vlan_name!r} must start with a letter and be 1-64 chars "
-                             "of [A-Za-z0-9_.-]")
-        if vlans.get(a.vid, a.vlan_name) != a.vlan_name:
-            raise ValueError(f"VLAN {a.vid} is given two names: {vlans[a.vid]!r} and {a.vlan_name!r}")
-        if a.vlan_name in vlans.values() and vlans.get(a.vid) != a.vlan_name:
-            raise ValueError(f"VLAN name {a.vlan_name!r} is given to two VIDs")
-        vlans[a.vid] = a.vlan_name
+    vlans = _access_vlans(access, seen)
     rows = []
     for t in trunks:
         for vid in t.vids:
             check_vid(vid, t.interface)
-        check(min(t.vids, default=1), t.interface)
+        _check_port(min(t.vids, default=1), t.interface, seen)
         for vid in t.vids:
             vlans.setdefault(vid, f"vlan{vid}")
         rows.append((t.interface, [vlans[v] for v in sorted(set(t.vids))]))

@@ -1,4 +1,6 @@
-"""Per-``device_type`` syntax for :class:`..driver.NetmikoCliDriver` (pure parts only).
+"""Per-``device_type`` syntax for :class:`..driver.NetmikoCliDriver` (pure parts only): the :class:`Dialect` record
+and :func:`refused`. The dialects themselves live with their OS (``..ios.dialect.IOS``, ``..procurve.dialect.PROCURVE``)
+and are looked up by ``device_type`` in :mod:`.registry` (this module imports none of them, so they can import it).
 
 A dialect says how to read the running config, how to render the tagging config, how to diff and undo,
 which device output means "refused", and which config sections the line-wise driver must never touch.
@@ -10,7 +12,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
-from harmless.switch_drivers.netmiko_cli import linediff
 
 
 @dataclass(frozen=True)
@@ -44,59 +45,6 @@ class Dialect:
     protected: tuple[str, ...]
     qinq: bool = False
     stag_tpids: tuple[int, ...] = ()
-
-
-def _ios_strip(raw: str) -> str:
-    """``show running-config`` without the ``Building configuration``/``Current configuration`` header."""
-    lines = raw.splitlines()
-    while lines and (not lines[0].strip() or lines[0].startswith(("Building configuration", "Current configuration"))):
-        lines.pop(0)
-    return "\n".join(ln.rstrip() for ln in lines).strip() + "\n"
-
-
-def _ios_render(access, trunks, current):
-    from harmless.switch_drivers.ios.render import render_config
-    return render_config(access, trunks, current=current)
-
-
-def _ios_port_states(text):
-    from harmless.switch_drivers.ios.parse import parse_port_states
-    return parse_port_states(text)
-
-
-def _ios_vlans(text):
-    from harmless.switch_drivers.ios.parse import parse_vlans
-    return parse_vlans(text)
-
-
-def _ios_transform(running: str, target: str) -> list[str]:
-    """IOS: the replace bridge (nonegotiate/encapsulation ports change mode first), then the line diff."""
-    from harmless.switch_drivers.ios.hazards import replace_bridge
-    bridge = [ln for ln in replace_bridge(running, target).splitlines() if ln.strip() not in ("!", "end")]
-    return bridge + linediff.transform(running, target)
-
-
-IOS = Dialect(
-    device_type="cisco_ios", show_running="show running-config", strip_running=_ios_strip, render=_ios_render,
-    diff=linediff.merge_diff, transform=_ios_transform, port_states=_ios_port_states, vlans=_ios_vlans,
-    error_patterns=(r"% Invalid input", r"% Incomplete command", r"% Ambiguous command", r"Command rejected"),
-    protected=("username ", "enable ", "aaa ", "line ", "crypto ", "ip ssh ", "snmp-server ", "hostname "),
-    qinq=True, stag_tpids=(0x8100,),
-)
-
-
-def get_dialect(device_type: str) -> Dialect:
-    """The dialect for a netmiko ``device_type``.
-
-    Raises:
-        KeyError: no dialect (message lists the supported ones).
-    """
-    from harmless.switch_drivers.procurve.dialect import PROCURVE
-
-    known = {d.device_type: d for d in (IOS, PROCURVE)}
-    if device_type not in known:
-        raise KeyError(f"no netmiko_cli dialect for device_type {device_type!r} (supported: {', '.join(known)})")
-    return known[device_type]
 
 
 def refused(dialect: Dialect, output: str) -> list[str]:

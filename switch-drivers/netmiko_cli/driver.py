@@ -24,7 +24,9 @@ from typing import Any
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import (AccessPortChange, Capabilities, DeviceFacts, SwitchDriver,
                                           TrunkChange)
-from harmless.switch_drivers.netmiko_cli.dialects import Dialect, get_dialect, refused
+from harmless.switch_drivers.models import parse_model
+from harmless.switch_drivers.netmiko_cli.dialects import Dialect, refused
+from harmless.switch_drivers.netmiko_cli.registry import get_dialect
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +145,6 @@ class NetmikoCliDriver(SwitchDriver):
         syntax = getattr(self, "port_model_syntax", None) or {"cisco_ios": "ios", "hp_procurve": "procurve"}.get(
             self.dialect.device_type)
         if syntax:
-            from harmless.switch_drivers.models import parse_model
             try:
                 model = parse_model(syntax, running)
             except NotImplementedError:                      # no model for this OS yet

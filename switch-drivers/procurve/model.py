@@ -181,6 +181,137 @@ def _unquote(s: str) -> str:
     return s[1:-1] if len(s) >= 2 and s[0] == s[-1] == '"' else s
 
 
+def _plist(text: str, n: int) -> tuple[str, ...]:
+    """:func:`parse_port_list` with the config line number in its error."""
+    try:
+        return parse_port_list(text)
+    except ValueError as e:
+        raise ValueError(f"line {n}: {e}") from None
+
+
+@dataclass
+class _Collector:
+    """The parse state of one running config; one method per kind of block (``vlan N``, ``interface X``, top-level
+    lines: ``trunk``, ``aaa port-access``/``port-security``, spanning tree, per-port commands)."""
+
+    ports: dict[str, _Port] = field(default_factory=dict)
+    vlan_names: dict[int, str] = field(default_factory=dict)
+    vids: set[int] = field(default_factory=set)
+    voice_vids: set[int] = field(default_factory=set)
+    stp_enabled: bool = False
+    stp_mode: str = "mstp"
+    oobm: bool = False
+
+    def port(self, name: str) -> _Port:
+        """The collected port ``name`` (created on first mention)."""
+        return self.ports.setdefault(name, _Port())
+
+    def block(self, b: Block) -> None:
+        """One block of :func:`parse_blocks`."""
+        if m := re.fullmatch(r"vlan (\d+)", b.head):
+            self.vlan(int(m.group(1)), b)
+        elif m := re.fullmatch(r"interface (\S+)", b.head):
+            for p in _plist(m.group(1), b.line_no):
+                self.interface(self.port(p), b.lines)
+        elif b.head == "oobm":
+            self.oobm = True
+        elif not b.head:
+            self.top_line(b.lines[0], b.line_no)
+
+    def vlan(self, vid: int, b: Block) -> None:
+        """``vlan N``: name, ``voice``, ``[no] untagged|tagged LIST``, ``forbid LIST`` (kept in ``unparsed``)."""
+        self.vids.add(vid)
+        for ln in b.lines:
+            if nm := re.fullmatch(r"name (.+)", ln):
+                self.vlan_names[vid] = _unquote(nm.group(1))
+            elif ln == "voice":
+                self.voice_vids.add(vid)
+            elif (um := re.fullmatch(r"(no )?(untagged|tagged) (\S+)", ln)):
+                for p in _plist(um.group(3), b.line_no):
+                    if um.group(1):
+                        if um.group(2) == "untagged":
+                            self.port(p)                # listed, removed from this VLAN (e.g. DEFAULT_VLAN)
+                        continue
+                    if um.group(2) == "untagged":
+                        self.port(p).untagged.append(vid)
+                    else:
+                        self.port(p).tagged.add(vid)
+            elif (fm := re.fullmatch(r"(no )?forbid (\S+)", ln)) and _is_port_list(fm.group(2)):
+                for p in _plist(fm.group(2), b.line_no):
+                    self.port(p).unparsed.append(f"vlan {vid}: {ln}")
+
+    def interface(self, pt: _Port, lines: list[str]) -> None:
+        """The lines of ``interface X`` applied to one port of ``X``."""
+        for ln in lines:
+            if nm := re.fullmatch(r"name (.+)", ln):
+                pt.description = _unquote(nm.group(1))
+            elif ln == "disable":
+                pt.shutdown = True
+            elif ln == "enable":
+                pt.shutdown = False
+            elif vm := re.fullmatch(r"(untagged|tagged) vlan (\S+)", ln):
+                for v in _vid_list(vm.group(2)):
+                    self.vids.add(v)
+                    if vm.group(1) == "untagged":
+                        pt.untagged.append(v)
+                    else:
+                        pt.tagged.add(v)
+            elif re.match(r"aaa port-access (authenticator|mac-based|web-based)\b", ln):
+                pt.dot1x = True
+            elif ln.startswith("port-security"):
+                pt.port_security = True
+            else:
+                pt.unparsed.append(ln)
+
+    def top_line(self, ln: str, n: int) -> None:
+        """One top-level line: LAG membership, port access/security lists, VLAN ids, spanning tree, per-port."""
+        w = ln.split()
+        if w[0] == "trunk" and len(w) >= 3 and _TRK.match(w[2]):
+            trk = canonical(w[2])
+            self.port(trk)
+            for p in _plist(w[1], n):
+                self.port(p).lag = trk
+                if len(w) > 3 and w[3] not in ("trunk", "lacp", "dt-lacp", "dt-trunk", "fec"):
+                    self.port(p).unparsed.append(ln)
+        elif ln.startswith("hostname "):
+            pass
+        elif (am := re.fullmatch(r"aaa port-access (authenticator|mac-based|web-based) (\S+)( .*)?", ln)) \
+                and _is_port_list(am.group(2)):
+            for p in _plist(am.group(2), n):
+                self.port(p).dot1x = True
+        elif w[0] == "port-security" and len(w) >= 2 and _is_port_list(w[1]):
+            for p in _plist(w[1], n):
+                self.port(p).port_security = True
+        elif w[0] in ("management-vlan", "primary-vlan") and len(w) == 2 and w[1].isdigit():
+            self.vids.add(int(w[1]))
+        elif not self.spanning_tree(ln, w):
+            self.per_port(ln, w, n)
+
+    def spanning_tree(self, ln: str, w: list[str]) -> bool:
+        """``spanning-tree``, ``spanning-tree mode rapid-pvst``, ``spanning-tree force-version ...``; True if it
+        was one of them."""
+        if ln == "spanning-tree":
+            self.stp_enabled = True
+        elif ln == "spanning-tree mode rapid-pvst":
+            self.stp_enabled, self.stp_mode = True, "rapid-pvst"
+        elif ln.startswith("spanning-tree force-version "):
+            self.stp_mode = {"rstp-operation": "rstp", "stp-compatible": "stp"}.get(w[2], self.stp_mode)
+        else:
+            return False
+        return True
+
+    def per_port(self, ln: str, w: list[str], n: int) -> None:
+        """A global per-port command (:data:`_PER_PORT`, optionally ``no``): kept in ``unparsed`` of each port."""
+        rest = w[1:] if w[0] != "no" else w[2:]
+        cmd = w[0] if w[0] != "no" else (w[1] if len(w) > 1 else "")
+        for c in _PER_PORT:
+            cw = c.split()
+            if [cmd, *rest[:len(cw) - 1]] == cw and len(rest) >= len(cw) and _is_port_list(rest[len(cw) - 1]):
+                for p in _plist(rest[len(cw) - 1], n):
+                    self.port(p).unparsed.append(ln)
+                break
+
+
 def parse_model(config_text: str, show: dict[str, str] | None = None) -> SwitchModel:
     """The :class:`SwitchModel` of a ProCurve running config (see the module doc for every field).
 
@@ -199,117 +330,17 @@ def parse_model(config_text: str, show: dict[str, str] | None = None) -> SwitchM
     if not any(b.head.startswith("vlan ") for b in blocks) and \
             not any(b.lines and re.match(r"(hostname|trunk) ", b.lines[0]) for b in blocks if not b.head):
         raise ValueError("no 'vlan N' contexts and no 'hostname'/'trunk' lines: not a ProCurve configuration")
-    ports: dict[str, _Port] = {}
-    vlan_names: dict[int, str] = {}
-    vids: set[int] = set()
-    voice_vids: set[int] = set()
-    stp_enabled = False
-    stp_mode = "mstp"
-    oobm = False
-
-    def plist(text: str, n: int) -> tuple[str, ...]:
-        try:
-            return parse_port_list(text)
-        except ValueError as e:
-            raise ValueError(f"line {n}: {e}") from None
-
-    def port(name: str) -> _Port:
-        return ports.setdefault(name, _Port())
-
+    c = _Collector()
     for b in blocks:
-        if m := re.fullmatch(r"vlan (\d+)", b.head):
-            vid = int(m.group(1))
-            vids.add(vid)
-            for ln in b.lines:
-                if nm := re.fullmatch(r"name (.+)", ln):
-                    vlan_names[vid] = _unquote(nm.group(1))
-                elif ln == "voice":
-                    voice_vids.add(vid)
-                elif (um := re.fullmatch(r"(no )?(untagged|tagged) (\S+)", ln)):
-                    for p in plist(um.group(3), b.line_no):
-                        if um.group(1):
-                            if um.group(2) == "untagged":
-                                port(p)                # listed, removed from this VLAN (e.g. DEFAULT_VLAN)
-                            continue
-                        if um.group(2) == "untagged":
-                            port(p).untagged.append(vid)
-                        else:
-                            port(p).tagged.add(vid)
-                elif (fm := re.fullmatch(r"(no )?forbid (\S+)", ln)) and _is_port_list(fm.group(2)):
-                    for p in plist(fm.group(2), b.line_no):
-                        port(p).unparsed.append(f"vlan {vid}: {ln}")
-        elif m := re.fullmatch(r"interface (\S+)", b.head):
-            for p in plist(m.group(1), b.line_no):
-                pt = port(p)
-                for ln in b.lines:
-                    if nm := re.fullmatch(r"name (.+)", ln):
-                        pt.description = _unquote(nm.group(1))
-                    elif ln == "disable":
-                        pt.shutdown = True
-                    elif ln == "enable":
-                        pt.shutdown = False
-                    elif vm := re.fullmatch(r"(untagged|tagged) vlan (\S+)", ln):
-                        for v in _vid_list(vm.group(2)):
-                            vids.add(v)
-                            if vm.group(1) == "untagged":
-                                pt.untagged.append(v)
-                            else:
-                                pt.tagged.add(v)
-                    elif re.match(r"aaa port-access (authenticator|mac-based|web-based)\b", ln):
-                        pt.dot1x = True
-                    elif ln.startswith("port-security"):
-                        pt.port_security = True
-                    else:
-                        pt.unparsed.append(ln)
-        elif b.head == "oobm":
-            oobm = True
-        elif not b.head:
-            ln = b.lines[0]
-            w = ln.split()
-            if w[0] == "trunk" and len(w) >= 3 and _TRK.match(w[2]):
-                trk = canonical(w[2])
-                port(trk)
-                for p in plist(w[1], b.line_no):
-                    port(p).lag = trk
-                    if len(w) > 3 and w[3] not in ("trunk", "lacp", "dt-lacp", "dt-trunk", "fec"):
-                        port(p).unparsed.append(ln)
-            elif ln.startswith("hostname "):
-                pass
-            elif (am := re.fullmatch(r"aaa port-access (authenticator|mac-based|web-based) (\S+)( .*)?", ln)) \
-                    and _is_port_list(am.group(2)):
-                for p in plist(am.group(2), b.line_no):
-                    port(p).dot1x = True
-            elif w[0] == "port-security" and len(w) >= 2 and _is_port_list(w[1]):
-                for p in plist(w[1], b.line_no):
-                    port(p).port_security = True
-            elif w[0] in ("management-vlan", "primary-vlan") and len(w) == 2 and w[1].isdigit():
-                vids.add(int(w[1]))
-            elif ln == "spanning-tree":
-                stp_enabled = True
-            elif ln == "spanning-tree mode rapid-pvst":
-                stp_enabled, stp_mode = True, "rapid-pvst"
-            elif ln.startswith("spanning-tree force-version "):
-                stp_mode = {"rstp-operation": "rstp", "stp-compatible": "stp"}.get(w[2], stp_mode)
-            else:
-                rest = w[1:] if w[0] != "no" else w[2:]
-                cmd = w[0] if w[0] != "no" else (w[1] if len(w) > 1 else "")
-                for c in _PER_PORT:
-                    cw = c.split()
-                    if [cmd, *rest[:len(cw) - 1]] == cw and len(rest) >= len(cw) and _is_port_list(rest[len(cw) - 1]):
-                        for p in plist(rest[len(cw) - 1], b.line_no):
-                            port(p).unparsed.append(ln)
-                        break
-
-    infos = []
-    for name in sorted(ports, key=port_key):
-        infos.append(_info(name, ports[name], voice_vids))
-    if oobm:
+        c.block(b)
+    infos = [_info(name, c.ports[name], c.voice_vids) for name in sorted(c.ports, key=port_key)]
+    if c.oobm:
         infos.append(PortInfo(interface="oobm", mode="routed", management=True))
     used = {v for p in infos for v in (p.access_vid, p.native_vid, p.voice_vid) if v is not None}
     used |= {v for p in infos if isinstance(p.allowed_vids, tuple) for v in p.allowed_vids}
-    return SwitchModel(vtp_mode=None, vlans=tuple(sorted(vids | used)), ports=tuple(infos),
-                       stp_mode=stp_mode if stp_enabled else None, stp_instance_limit=None,
-                       vlan_names=vlan_names)
+    return SwitchModel(vtp_mode=None, vlans=tuple(sorted(c.vids | used)), ports=tuple(infos),
+                       stp_mode=c.stp_mode if c.stp_enabled else None, stp_instance_limit=None,
+                       vlan_names=c.vlan_names)
 
 
 def _vid_list(text: str) -> list[int]:
