@@ -71,7 +71,7 @@ def plan(qos7=None, qos10=None, trunk_type="system") -> Plan:
 
 
 def _actions(p: Plan) -> dict[str, tuple[str, ...]]:
-    return {",".join(f"{k}={v}" for k, v in f.match): f.actions for f in translator_flows(p)}
+    return {f.match.to_ofctl(): tuple(a.to_ofctl() for a in f.actions) for f in translator_flows(p)}
 
 
 def test_flows_carry_meter_and_set_queue_only_where_configured():

@@ -2,8 +2,8 @@
 import pytest
 
 from harmless.otc.bridges import convergence_commands, parse_dump_ports
-from harmless.otc.flows import (OTC_COOKIE, Flow, patch_ofport, push_vlan_acts, translator_flows,
-                                trunk_ofport)
+from harmless.openflow import Flow, push_vlan_act
+from harmless.otc.flows import OTC_COOKIE, patch_ofport, translator_flows, trunk_ofport
 from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
 
 
@@ -38,12 +38,16 @@ def test_numbering_separates_switches():
         patch_ofport(1, 900)
 
 
+def push_vlan_acts(vid, tpid=0x8100):
+    return tuple(a.to_ofctl() for a in push_vlan_act(vid, tpid))
+
+
 def test_push_vlan_sets_ofpvid_present():
     assert push_vlan_acts(107) == ("push_vlan:0x8100", "set_field:4203->vlan_vid")
     assert push_vlan_acts(5, tpid=0x88A8)[0] == "push_vlan:0x88a8"
     with pytest.raises(ValueError):
         push_vlan_acts(4095)
-    assert Flow(0, (), ()).to_ofctl().endswith("actions=drop")
+    assert Flow(0).to_ofctl().endswith("actions=drop")
 
 
 def test_convergence_sets_secure_ofport_request_and_removes_stale():
