@@ -390,9 +390,15 @@ class Flow:
             + f",actions={acts}"
 
     def instructions(self, ofp, parser) -> list:
-        """os-ken instructions (§7.2.4): meter, apply-actions, goto-table (in that order), none for a drop."""
+        """os-ken instructions (§7.2.4): meter, apply-actions, goto-table (in that order), none for a drop.
+
+        Raises:
+            ValueError: an action that is none of this module's action objects.
+        """
         inst, acts = [], []
         for a in self.actions:
+            if not hasattr(a, "to_ofctl"):
+                raise ValueError(f"action {a!r} not supported")
             if isinstance(a, Meter):
                 inst.append(parser.OFPInstructionMeter(a.meter_id, ofp.OFPIT_METER))
             elif not isinstance(a, GotoTable):
