@@ -84,6 +84,9 @@ class Match:
     udp_dst: int | None = None
     tunnel_id: int | None = None
 
+    def __repr__(self) -> str:
+        return "Match(" + ", ".join(f"{k}={v!r}" for k, v in self.items()) + ")"
+
     def items(self) -> tuple[tuple[str, object], ...]:
         """``((OXM field, value), ...)`` of the fields that are set, in rendering order."""
         return tuple((f.name, getattr(self, f.name)) for f in fields(self) if getattr(self, f.name) is not None)
@@ -423,8 +426,10 @@ class Flow:
         return self.table, self.priority, self.cookie, frozenset(self.match.items())
 
     def digest(self, bits: int = 48) -> int:
-        """The first ``bits`` bits of SHA-256 over priority, match and actions (a content-derived cookie part)."""
-        h = hashlib.sha256(repr((self.priority, self.match, self.actions)).encode()).digest()
+        """The first ``bits`` bits of SHA-256 over the flow's ovs-ofctl priority, match and actions (a cookie derived
+        from what the flow does: the same flow always gets the same value, a changed one another)."""
+        acts = ",".join(a.to_ofctl() for a in self.actions)
+        h = hashlib.sha256(f"priority={self.priority},{self.match.to_ofctl()},actions={acts}".encode()).digest()
         return int.from_bytes(h, "big") >> (256 - bits)
 
 

@@ -489,3 +489,23 @@ def flow_of_flowmod(m) -> Flow:
         else:
             raise FakeOFTableError(f"instruction {name} not modelled")
     return Flow(m.priority, Match(**dict(m.match.items())), tuple(acts), m.cookie, m.table_id, m.idle_timeout)
+
+
+class FakeDatapath:
+    """What an os-ken app touches of a datapath: ``id``, ``ofproto``/``ofproto_parser`` (OpenFlow 1.3), ``send_msg``
+    (recorded in ``sent``) and ``set_xid``. With :meth:`FakeOFTable.apply_ofmsgs` a test runs a controller app's
+    handlers and then asks the fake table where packets go."""
+
+    def __init__(self, dpid: int = 1):
+        from os_ken.ofproto import ofproto_v1_3, ofproto_v1_3_parser
+        self.id = dpid
+        self.ofproto, self.ofproto_parser = ofproto_v1_3, ofproto_v1_3_parser
+        self.sent: list = []
+        self._xid = 0
+
+    def set_xid(self, msg) -> None:
+        self._xid += 1
+        msg.set_xid(self._xid)
+
+    def send_msg(self, msg) -> None:
+        self.sent.append(msg)
