@@ -11,7 +11,8 @@ with the switch's S-tag TPID outside the C-tag. OVS parses the second tag only w
 ``Open_vSwitch:other_config:vlan-limit`` >= 2 (ovs-vswitchd.conf.db(5)), which :mod:`.bridges` sets for such plans.
 
 The flows are :class:`harmless.openflow.Flow` objects (typed match and actions); ``bridges`` writes their
-:meth:`~harmless.openflow.Flow.to_ofctl` text into one OpenFlow bundle. Every OTC flow carries :data:`OTC_COOKIE` so HARMLESS's flows are recognisable in any dump.
+:meth:`~harmless.openflow.Flow.to_ofctl` text into one OpenFlow bundle. Every OTC flow carries :data:`OTC_COOKIE`
+so HARMLESS's flows are recognisable in any dump.
 Port numbering on br-otc (stable, from the plan): the patch towards br-of port N of the i-th switch of the inventory
 (1-based, ``SwitchPlan.index``)
 is ``i*1000 + N``; the i-th switch's t-th trunk (0-based) is ``i*1000 + 900 + t``. Hence ``ofport`` <= 899.

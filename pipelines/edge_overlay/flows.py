@@ -4,7 +4,8 @@ Every flow is a :class:`harmless.openflow.Flow` (priority, typed match and actio
 computes the whole table 0 of one server's edge switch from the registry, where each VM is now, the per-server VIDs
 and the servers' MACs. The os-ken app sends them as FLOW_MODs (:meth:`~harmless.openflow.Flow.to_flowmod`); the
 VXLAN comparison lab writes :func:`vxlan_flows` as ``ovs-ofctl`` text (:meth:`~harmless.openflow.Flow.to_ofctl`).
-Each flow's cookie is ``COOKIE_BASE | 48-bit digest of (priority, match, actions)`` (:meth:`~harmless.openflow.Flow.digest`): the audit after a controller restart compares cookies
+Each flow's cookie is ``COOKIE_BASE | 48-bit digest of (priority, match, actions)``
+(:meth:`~harmless.openflow.Flow.digest`): the audit after a controller restart compares cookies
 (present left alone, missing added, stale removed by exact cookie), and a rewritten flow gets a new cookie.
 
 Table 0 of server S (uplink = OpenFlow port 1, ``S_MAC`` = the MAC of S's uplink NIC):

@@ -104,7 +104,8 @@ def test_network_follows_patch_ports_and_stops_loops():
 
 def test_ofctl_text_and_controller_flowmods_load():
     t = FakeOFTable().add_ofctl("cookie=0x5,table=0,priority=100,in_port=1900,dl_vlan=107,"
-                                "actions=meter:1007,pop_vlan,output:1007\n\ncookie=0x5,table=0,priority=0,actions=drop\n")
+                                "actions=meter:1007,pop_vlan,output:1007\n\n"
+                                "cookie=0x5,table=0,priority=0,actions=drop\n")
     f = t.fate(1900, vlan_vid=of.vid_present(107))
     assert f.ports == [1007] and f.meters == [1007]
     with pytest.raises(FakeOFTableError):
