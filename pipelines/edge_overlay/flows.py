@@ -33,16 +33,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from harmless.openflow import (ETH_TYPE_ARP, ETH_TYPE_IPV4, OFPVID_PRESENT, TPID_8021Q, Flow, match, output_controller,
-                               output_port, pop_vlan, push_vlan_act, set_field)
+from harmless.openflow import (ETH_TYPE_ARP, ETH_TYPE_IPV4, OFPVID_PRESENT, Flow, match, output_controller, output_port,
+                               pop_vlan, push_vlan_act, set_field)
 from harmless.pipelines.edge_overlay.model import UPLINK_PORT, Registry
 
 COOKIE_BASE = 0x4F56 << 48              #: "OV" in the cookie's upper 16 bits marks this app's flows
 COOKIE_MASK = 0xFFFF << 48              #: matches every flow of this app
-ETH_ARP, ETH_IPV4, ETH_8021Q = ETH_TYPE_ARP, ETH_TYPE_IPV4, TPID_8021Q
+ETH_ARP, ETH_IPV4 = ETH_TYPE_ARP, ETH_TYPE_IPV4
 P_ARP, P_FWD, P_DROP = 300, 200, 0
 
-__all__ = ["COOKIE_BASE", "COOKIE_MASK", "OFPVID_PRESENT", "ETH_ARP", "ETH_IPV4", "ETH_8021Q", "View",
+__all__ = ["COOKIE_BASE", "COOKIE_MASK", "OFPVID_PRESENT", "ETH_ARP", "ETH_IPV4", "View",
            "desired_flows", "vxlan_flows"]
 
 
