@@ -89,3 +89,28 @@ def test_digest_and_key_follow_what_the_flow_does():
 def test_meter_text():
     assert of.meter_ofctl(1007, 20000, 6000) == \
         "meter=1007,kbps,burst,stats,bands=type=drop,rate=20000,burst_size=6000"
+
+
+def test_openflow_messages_are_built_only_in_harmless_openflow():
+    """One mechanism: no product module but harmless/openflow.py constructs os-ken OpenFlow messages, actions or
+    instructions (``parser.OFP...(``, ``NXAction...``), defines a ``Flow`` class, a ``to_ofctl`` or a module-level
+    ``delete_cookie``; harmless/openflow.py itself imports nothing from HARMLESS (the bottom of every layer)."""
+    import ast
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    bad = []
+    for folder in ("harmless", "otc", "pipelines", "bench", "switch-drivers", "emulators"):
+        for f in sorted((root / folder).rglob("*.py")):
+            if f == root / "harmless" / "openflow.py":
+                continue
+            src = f.read_text()
+            tree = ast.parse(src)
+            rel = f.relative_to(root)
+            bad += [f"{rel}: {m}" for m in re.findall(r"\.OFP[A-Z]\w*\(|\bNXAction\w*\(", src)]
+            bad += [f"{rel}: class {n.name}" for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Flow"]
+            bad += [f"{rel}: def {n.name}" for n in tree.body if isinstance(n, ast.FunctionDef)
+                    and n.name in ("to_ofctl", "delete_cookie", "to_ofp", "flow_mod")]
+    assert bad == []
+    me = ast.parse((root / "harmless" / "openflow.py").read_text())
+    assert not [n for n in ast.walk(me) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("harmless")]
