@@ -133,8 +133,26 @@ def vid_present(vid: int) -> int:
 
 
 # --------------------------------------------------------------------------------------------------------- actions
+class _Action:
+    """What every action object offers (its docstring names the OpenFlow 1.3.5 section)."""
+
+    __slots__ = ()
+
+    def to_ofctl(self) -> str:
+        """The action in ``ovs-ofctl`` syntax (ovs-actions(7))."""
+        raise NotImplementedError
+
+    def to_ofp(self, ofp, parser):
+        """The os-ken action object (``ofp``/``parser``: the datapath's ``ofproto``/``ofproto_parser``).
+
+        Raises:
+            ValueError: an instruction (meter, goto_table), not an action: :meth:`Flow.instructions` places those.
+        """
+        raise ValueError(f"{type(self).__name__} is an instruction, not an action")
+
+
 @dataclass(frozen=True)
-class Output:
+class Output(_Action):
     """OFPAT_OUTPUT (§7.2.5 "Action Structures", ``ofp_action_output``): send to ``port``; to
     :data:`OFPP_CONTROLLER` with ``max_len`` bytes of the frame (:data:`OFPCML_NO_BUFFER` = whole frame)."""
 
@@ -151,7 +169,7 @@ class Output:
 
 
 @dataclass(frozen=True)
-class PushVlan:
+class PushVlan(_Action):
     """OFPAT_PUSH_VLAN (§7.2.5, ``ofp_action_push``): push a new outermost VLAN tag with TPID ``ethertype``
     (0x8100 C-tag, 0x88a8 S-tag); its VID is set by a following ``set_field`` of ``vlan_vid``."""
 
@@ -165,7 +183,7 @@ class PushVlan:
 
 
 @dataclass(frozen=True)
-class PopVlan:
+class PopVlan(_Action):
     """OFPAT_POP_VLAN (§7.2.5, ``ofp_action_generic``): remove the outermost VLAN tag (an S-tag of a QinQ frame;
     the C-tag stays)."""
 
@@ -177,7 +195,7 @@ class PopVlan:
 
 
 @dataclass(frozen=True)
-class SetField:
+class SetField(_Action):
     """OFPAT_SET_FIELD (§7.2.5, ``ofp_action_set_field``): write ``value`` into OXM field ``field`` (``vlan_vid``
     with OFPVID_PRESENT, ``eth_src``, ``eth_dst``, ``mpls_label``, ``tunnel_id``)."""
 
@@ -194,7 +212,7 @@ class SetField:
 
 
 @dataclass(frozen=True)
-class SetQueue:
+class SetQueue(_Action):
     """OFPAT_SET_QUEUE (§7.2.5, ``ofp_action_set_queue``): the queue of the output port the frame is sent on."""
 
     queue_id: int
@@ -207,7 +225,7 @@ class SetQueue:
 
 
 @dataclass(frozen=True)
-class PushMpls:
+class PushMpls(_Action):
     """OFPAT_PUSH_MPLS (§7.2.5, ``ofp_action_push``): push an MPLS label stack entry, ethertype 0x8847/0x8848."""
 
     ethertype: int = ETH_TYPE_MPLS
@@ -220,7 +238,7 @@ class PushMpls:
 
 
 @dataclass(frozen=True)
-class PopMpls:
+class PopMpls(_Action):
     """OFPAT_POP_MPLS (§7.2.5, ``ofp_action_pop_mpls``): pop the outer label; ``ethertype`` is the payload's."""
 
     ethertype: int
@@ -233,7 +251,7 @@ class PopMpls:
 
 
 @dataclass(frozen=True)
-class Encap:
+class Encap(_Action):
     """Open vSwitch ``encap(<header>)`` (Nicira NXAST_RAW_ENCAP = 46; OVS ``lib/ofp-actions.c``): ``"mpls"`` wraps
     the whole frame in an MPLS label stack entry, ``"ethernet"`` puts a new Ethernet header in front."""
 
@@ -248,7 +266,7 @@ class Encap:
 
 
 @dataclass(frozen=True)
-class Decap:
+class Decap(_Action):
     """Open vSwitch ``decap()`` (Nicira NXAST_RAW_DECAP = 47): remove the outer header; the new packet type is the
     next protocol's (:data:`PT_USE_NEXT_PROTO`) or ``packet_type`` (:data:`PT_ETH`: the inner frame is Ethernet)."""
 
@@ -264,7 +282,7 @@ class Decap:
 
 
 @dataclass(frozen=True)
-class Meter:
+class Meter(_Action):
     """OFPIT_METER (§7.2.4 "Flow Instruction Structures", ``ofp_instruction_meter``): send the frame through meter
     ``meter_id`` first (ovs-ofctl writes it as the first "action", ``meter:<id>``)."""
 
@@ -275,7 +293,7 @@ class Meter:
 
 
 @dataclass(frozen=True)
-class GotoTable:
+class GotoTable(_Action):
     """OFPIT_GOTO_TABLE (§7.2.4, ``ofp_instruction_goto_table``): continue in table ``table`` (> this one)."""
 
     table: int
@@ -400,7 +418,7 @@ class Flow:
         """
         inst, acts = [], []
         for a in self.actions:
-            if not hasattr(a, "to_ofctl"):
+            if not isinstance(a, _Action):
                 raise ValueError(f"action {a!r} not supported")
             if isinstance(a, Meter):
                 inst.append(parser.OFPInstructionMeter(a.meter_id, ofp.OFPIT_METER))
