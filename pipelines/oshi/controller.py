@@ -38,7 +38,6 @@ from os_ken.lib.packet import ethernet, lldp, packet
 from os_ken.ofproto import ofproto_v1_3
 
 from harmless import openflow as of
-
 from harmless.pipelines.oshi.api import make_app
 from harmless.pipelines.oshi.lme import ETH_BDDP, ETH_LLDP
 from harmless.pipelines.oshi.manager import ServiceManager
