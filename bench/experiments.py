@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from harmless import openflow as of
 from harmless.bench.quick import compare
 from harmless.bench.sut import PORT_A, PORT_B, VID_A, VID_B
 from harmless.otc.flows import OTC_COOKIE, patch_ofport, trunk_ofport
@@ -18,9 +19,11 @@ TA, TB = trunk_ofport(1, 0), trunk_ofport(1, 1)
 PA, PB = patch_ofport(1, PORT_A), patch_ofport(1, PORT_B)
 
 
-def _flows(lines: list[str]) -> list[str]:
-    return [f"cookie={OTC_COOKIE:#x},table=0,{ln}" for ln in lines] + [f"cookie={OTC_COOKIE:#x},table=0,priority=0,"
-                                                                       "actions=drop"]
+def _flows(lines: list) -> list[str]:
+    """ovs-ofctl lines with the translator's cookie in table 0, plus its priority-0 drop; ``lines`` are
+    :class:`harmless.openflow.Flow` objects or, for OpenFlow 1.0 actions the builder does not model, text."""
+    return [f.to_ofctl() if isinstance(f, of.Flow) else f"cookie={OTC_COOKIE:#x},table=0,{f}" for f in lines] + \
+        [of.Flow(0, cookie=OTC_COOKIE).to_ofctl()]
 
 
 def translator_mod_vlan_vid() -> list[str]:
@@ -35,12 +38,10 @@ def translator_same_vid() -> list[str]:
     """Control, not a product encoding: both ports use VID 107 (each on its own trunk), so a frame leaves with
     the VID it came with and OVS compiles NO VLAN action: isolates the cost of the pop/push from the cost of the
     extra bridges and patch ports. Still transparent: br-of sees untagged frames on ports 7 and 10."""
-    return _flows([f"priority=100,in_port={TA},dl_vlan={VID_A},actions=pop_vlan,output:{PA}",
-                   f"priority=100,in_port={TB},dl_vlan={VID_A},actions=pop_vlan,output:{PB}",
-                   f"priority=100,in_port={PA},actions=push_vlan:0x8100,set_field:{0x1000 | VID_A}->vlan_vid,"
-                   f"output:{TA}",
-                   f"priority=100,in_port={PB},actions=push_vlan:0x8100,set_field:{0x1000 | VID_A}->vlan_vid,"
-                   f"output:{TB}"])
+    return _flows([of.Flow(100, of.match(in_port=t, vlan_vid=of.vid_present(VID_A)), (of.pop_vlan(), of.output_port(p)),
+                           OTC_COOKIE) for t, p in ((TA, PA), (TB, PB))] +
+                  [of.Flow(100, of.match(in_port=p), (*of.push_vlan_act(VID_A), of.output_port(t)), OTC_COOKIE)
+                   for p, t in ((PA, TA), (PB, TB))])
 
 
 @dataclass

@@ -7,56 +7,48 @@ app installs ``in_port, ip, nw_src, nw_dst, ip_proto, L4 ports -> output:<other 
 PACKET_OUT and the following ones the datapath. Ports: 7 <-> 10 (the benchmark's two legacy ports; the same
 numbers on br-of and on the plain bridge). Run: ``osken-manager harmless.bench.reactive_app``.
 """
-from os_ken.base import app_manager
-from os_ken.controller import ofp_event
-from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
 from os_ken.lib.packet import ipv4, packet, tcp, udp
-from os_ken.ofproto import ofproto_v1_3
+
+from harmless import openflow as of
+from harmless.pipelines import learning_switch as ls
 
 COOKIE = 0x5EAC7
 OTHER = {7: 10, 10: 7}
 
 
-class ReactiveForwarder(app_manager.OSKenApp):
-    """Per-5-tuple reactive forwarding between ports 7 and 10 (counts PACKET_INs in ``packet_ins``)."""
+def five_tuple_flow(in_port: int, data: bytes, out: int) -> of.Flow | None:
+    """``in_port, ip, nw_src, nw_dst, ip_proto[, L4 ports] -> output:out`` for an IPv4 frame (None otherwise):
+    priority 10, cookie :data:`COOKIE`, no timeout."""
+    pkt = packet.Packet(data)
+    ip = pkt.get_protocol(ipv4.ipv4)
+    if ip is None:
+        return None
+    fields = dict(in_port=in_port, eth_type=of.ETH_TYPE_IPV4, ipv4_src=ip.src, ipv4_dst=ip.dst, ip_proto=ip.proto)
+    l4 = pkt.get_protocol(udp.udp) or pkt.get_protocol(tcp.tcp)
+    if isinstance(l4, udp.udp):
+        fields.update(udp_src=l4.src_port, udp_dst=l4.dst_port)
+    elif isinstance(l4, tcp.tcp):
+        fields.update(tcp_src=l4.src_port, tcp_dst=l4.dst_port)
+    return of.Flow(ls.LEARNED_PRIORITY, of.match(**fields), (of.output_port(out),), COOKIE)
 
-    OFP_VERSIONS = [ofproto_v1_3.OFP_VERSION]
+
+class ReactiveForwarder(ls.LearningSwitch13):
+    """Per-5-tuple reactive forwarding between ports 7 and 10 (counts PACKET_INs in ``packet_ins``): the learning
+    switch's plumbing (table-miss, FLOW_MOD then PACKET_OUT) with another decision."""
+
+    COOKIE = COOKIE
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.packet_ins = 0
 
-    @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
-    def features(self, ev):
-        dp = ev.msg.datapath
-        ofp, parser = dp.ofproto, dp.ofproto_parser
-        dp.send_msg(parser.OFPFlowMod(datapath=dp, cookie=COOKIE, priority=0, match=parser.OFPMatch(),
-                                      instructions=[parser.OFPInstructionActions(
-                                          ofp.OFPIT_APPLY_ACTIONS,
-                                          [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, ofp.OFPCML_NO_BUFFER)])]))
-        self.logger.info("datapath %016x connected", dp.id)
+    def connect_messages(self, dp) -> list:
+        """Only the table-miss entry (the benchmark's bridges start empty)."""
+        return [ls.table_miss(COOKIE).to_flowmod(dp)]
 
-    @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
-    def packet_in(self, ev):
-        msg = ev.msg
-        dp = msg.datapath
-        ofp, parser = dp.ofproto, dp.ofproto_parser
-        in_port = msg.match["in_port"]
+    def decide(self, dpid: int, in_port: int, data: bytes):
         out = OTHER.get(in_port)
         if out is None:
-            return
+            return None, None
         self.packet_ins += 1
-        pkt = packet.Packet(msg.data)
-        ip = pkt.get_protocol(ipv4.ipv4)
-        if ip is not None:
-            fields = dict(in_port=in_port, eth_type=0x0800, ipv4_src=ip.src, ipv4_dst=ip.dst, ip_proto=ip.proto)
-            l4 = pkt.get_protocol(udp.udp) or pkt.get_protocol(tcp.tcp)
-            if isinstance(l4, udp.udp):
-                fields.update(udp_src=l4.src_port, udp_dst=l4.dst_port)
-            elif isinstance(l4, tcp.tcp):
-                fields.update(tcp_src=l4.src_port, tcp_dst=l4.dst_port)
-            dp.send_msg(parser.OFPFlowMod(datapath=dp, cookie=COOKIE, priority=10, match=parser.OFPMatch(**fields),
-                                          instructions=[parser.OFPInstructionActions(
-                                              ofp.OFPIT_APPLY_ACTIONS, [parser.OFPActionOutput(out)])]))
-        dp.send_msg(parser.OFPPacketOut(datapath=dp, buffer_id=ofp.OFP_NO_BUFFER, in_port=in_port,
-                                        actions=[parser.OFPActionOutput(out)], data=msg.data))
+        return out, five_tuple_flow(in_port, data, out)

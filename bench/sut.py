@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from harmless import openflow as of
 from harmless.bench.testpmd import TestpmdOptions, VirtioPort
 from harmless.bench.workloads import Workload
 from harmless.otc import bridges
@@ -86,13 +87,12 @@ def bootstrap_flows(unidirectional: bool = False) -> list[str]:
     what trunk B delivered (tagged 110) back out of trunk A unchanged (io forwarding); this flow does for them
     exactly what the translator's own flow does for VID 107 (match in_port + VID, pop_vlan, output patch).
     """
-    out = [f"cookie={BOOTSTRAP_COOKIE:#x},table=0,priority=50,in_port={trunk_ofport(1, k)},"
-           f"vlan_tci=0x0000/0x1fff,actions=output:{patch_ofport(1, p)}"
-           for k, p in ((0, PORT_A), (1, PORT_B))]
+    out = [of.Flow(50, of.match(in_port=trunk_ofport(1, k), vlan_vid=of.OFPVID_NONE),
+                   (of.output_port(patch_ofport(1, p)),), BOOTSTRAP_COOKIE) for k, p in ((0, PORT_A), (1, PORT_B))]
     if unidirectional:
-        out.append(f"cookie={BOOTSTRAP_COOKIE:#x},table=0,priority=50,in_port={trunk_ofport(1, 0)},"
-                   f"dl_vlan={VID_B},actions=pop_vlan,output:{patch_ofport(1, PORT_A)}")
-    return out
+        out.append(of.Flow(50, of.match(in_port=trunk_ofport(1, 0), vlan_vid=of.vid_present(VID_B)),
+                           (of.pop_vlan(), of.output_port(patch_ofport(1, PORT_A))), BOOTSTRAP_COOKIE))
+    return [f.to_ofctl() for f in out]
 
 
 def generator_ports(sock: Sockets, workload: Workload) -> list[VirtioPort]:

@@ -10,79 +10,23 @@ QinQ (802.1ad) ports use the same two flows: ``dl_vlan`` matches the OUTER tag (
 with the switch's S-tag TPID outside the C-tag. OVS parses the second tag only with
 ``Open_vSwitch:other_config:vlan-limit`` >= 2 (ovs-vswitchd.conf.db(5)), which :mod:`.bridges` sets for such plans.
 
-Every OTC flow carries :data:`OTC_COOKIE` so HARMLESS's flows are recognisable in any dump.
+The flows are :class:`harmless.openflow.Flow` objects (typed match and actions); ``bridges`` writes their
+:meth:`~harmless.openflow.Flow.to_ofctl` text into one OpenFlow bundle. Every OTC flow carries :data:`OTC_COOKIE`
+so HARMLESS's flows are recognisable in any dump.
 Port numbering on br-otc (stable, from the plan): the patch towards br-of port N of the i-th switch of the inventory
 (1-based, ``SwitchPlan.index``)
 is ``i*1000 + N``; the i-th switch's t-th trunk (0-based) is ``i*1000 + 900 + t``. Hence ``ofport`` <= 899.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from harmless.openflow import (TPID_8021Q, Flow, match, meter_act, output_port, pop_vlan, push_vlan_act, set_queue,
+                               vid_present)
 from harmless.plan import Plan, SwitchPlan
 
 #: "HARMLESS" in ASCII: the cookie of every translator flow.
 OTC_COOKIE = 0x4841524D4C455353
-#: OFPVID_PRESENT (OpenFlow 1.3 spec, 7.2.3.8): set in vlan_vid when a tag is present.
-OFPVID_PRESENT = 0x1000
-TPID_8021Q = 0x8100
-#: IEEE 802.1ad S-tag TPID.
-TPID_8021AD = 0x88A8
 
 OTC_BRIDGE = "br-otc"
-
-
-@dataclass(frozen=True)
-class Flow:
-    """One OpenFlow flow entry in ovs-ofctl terms.
-
-    Attributes:
-        priority: 0..65535.
-        match: ordered (field, value) pairs, e.g. ``(("in_port", "1901"), ("dl_vlan", "107"))``.
-        actions: ordered action strings, e.g. ``("pop_vlan", "output:1007")``; empty means drop.
-        cookie: 64-bit cookie.
-        table: table id.
-    """
-
-    priority: int
-    match: tuple[tuple[str, str], ...]
-    actions: tuple[str, ...]
-    cookie: int = OTC_COOKIE
-    table: int = 0
-
-    def to_ofctl(self) -> str:
-        """Render as one ``ovs-ofctl add-flow``/``replace-flows`` line."""
-        m = ",".join(f"{k}={v}" for k, v in self.match)
-        acts = ",".join(self.actions) if self.actions else "drop"
-        return f"cookie={self.cookie:#x},table={self.table},priority={self.priority}" + (f",{m}" if m else "") + \
-            f",actions={acts}"
-
-
-def pop_vlan_act() -> str:
-    """Remove the outer 802.1Q tag."""
-    return "pop_vlan"
-
-
-def push_vlan_acts(vid: int, tpid: int = TPID_8021Q) -> tuple[str, str]:
-    """Push a tag with ``tpid`` and set its VID (OpenFlow 1.3: push_vlan then set_field vlan_vid|OFPVID_PRESENT)."""
-    if not 1 <= vid <= 4094:
-        raise ValueError(f"VID {vid} outside 1..4094")
-    return (f"push_vlan:{tpid:#06x}", f"set_field:{OFPVID_PRESENT | vid}->vlan_vid")
-
-
-def output_act(port: int) -> str:
-    return f"output:{port}"
-
-
-def meter_act(meter_id: int) -> str:
-    """Apply OpenFlow meter ``meter_id`` (OpenFlow 1.3 meter instruction; first in the action list)."""
-    return f"meter:{meter_id}"
-
-
-def set_queue_act(queue_id: int) -> str:
-    """Select queue ``queue_id`` of the output port (OVS QoS/Queue rows; docs/qos.md)."""
-    return f"set_queue:{queue_id}"
-
 
 def patch_ofport(switch_index: int, ofport: int) -> int:
     """br-otc port number of the patch towards br-of port ``ofport`` of switch ``switch_index`` (1-based)."""
@@ -102,7 +46,7 @@ def patch_names(switch: str, ofport: int) -> tuple[str, str]:
 
 
 def switch_flows(sp: SwitchPlan, index: int) -> list[Flow]:
-    """The translator flows for one switch (``index`` 1-based position in the plan)."""
+    """The translator flows for one switch (``index`` 1-based position in the plan), all with :data:`OTC_COOKIE`."""
     tr_no = {t.switch_port: trunk_ofport(index, k) for k, t in enumerate(sp.trunks)}
     flows = []
     for p in sp.ports:
@@ -110,12 +54,12 @@ def switch_flows(sp: SwitchPlan, index: int) -> list[Flow]:
         trunk = tr_no[p.trunk]
         q = getattr(p, "qos", None)      # per-port QoS (docs/qos.md): meter id = patch port, queue id = OF port
         ingress = (meter_act(patch),) if q is not None and q.ingress_mbps is not None else ()
-        egress = (set_queue_act(p.ofport),) if q is not None and q.egress_mbps is not None else ()
-        flows.append(Flow(100, (("in_port", str(trunk)), ("dl_vlan", str(p.vid))),
-                          (*ingress, pop_vlan_act(), output_act(patch))))
+        egress = (set_queue(p.ofport),) if q is not None and q.egress_mbps is not None else ()
+        flows.append(Flow(100, match(in_port=trunk, vlan_vid=vid_present(p.vid)),
+                          (*ingress, pop_vlan(), output_port(patch)), OTC_COOKIE))
         tpid = sp.stag_tpid if p.qinq else TPID_8021Q
-        flows.append(Flow(100, (("in_port", str(patch)),),
-                          (*egress, *push_vlan_acts(p.vid, tpid), output_act(trunk))))
+        flows.append(Flow(100, match(in_port=patch), (*egress, *push_vlan_act(p.vid, tpid), output_port(trunk)),
+                          OTC_COOKIE))
     return flows
 
 
@@ -124,5 +68,5 @@ def translator_flows(plan: Plan) -> list[Flow]:
     flows = []
     for i, sp in plan.numbered():
         flows += switch_flows(sp, i)
-    flows.append(Flow(0, (), ()))
+    flows.append(Flow(0, cookie=OTC_COOKIE))
     return flows

@@ -32,6 +32,7 @@ import subprocess
 
 from harmless import procs
 from harmless.errors import OvsError
+from harmless.openflow import meter_ofctl
 from harmless.otc.flows import OTC_BRIDGE, patch_ofport
 from harmless.ovs import Ovs
 from harmless.plan import Plan
@@ -76,11 +77,6 @@ def wanted_meters(plan: Plan) -> dict[int, tuple[int, int]]:
             if p.qos is not None and p.qos.ingress_mbps is not None:
                 out[meter_id(i, p.ofport)] = (p.qos.meter_kbps, p.qos.meter_burst_kb)
     return out
-
-
-def meter_spec(mid: int, kbps: int, burst_kb: int) -> str:
-    """``ovs-ofctl add-meter``/``mod-meter`` text: kbit/s, one drop band with ``burst_size`` in kbit, stats on."""
-    return f"meter={mid},kbps,burst,stats,bands=type=drop,rate={kbps},burst_size={burst_kb}"
 
 
 def wanted_trunks(plan: Plan) -> dict[str, dict]:
@@ -327,7 +323,7 @@ def apply_before_flows(ovs: Ovs, plan: Plan) -> set[int]:
     meters = wanted_meters(plan)
     have = set(parse_meters(ovs.ofctl(*OF13, "dump-meters", OTC_BRIDGE)))
     for mid, (kbps, burst) in sorted(meters.items()):
-        ovs.ofctl(*OF13, "mod-meter" if mid in have else "add-meter", OTC_BRIDGE, meter_spec(mid, kbps, burst))
+        ovs.ofctl(*OF13, "mod-meter" if mid in have else "add-meter", OTC_BRIDGE, meter_ofctl(mid, kbps, burst))
     want = wanted_trunks(plan)
     ovs.transact(ovsdb_commands(want, read_rows(ovs)))
     apply_classifiers(ovs, want)

@@ -22,15 +22,42 @@ from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER, set_ev
 from os_ken.lib.packet import ethernet, ether_types, packet
 from os_ken.ofproto import ofproto_v1_3
 
+from harmless import openflow as of
+
 #: cookie of the learning-switch flows ("LEARN" in ASCII)
 COOKIE = 0x4C4541524E
 IDLE_TIMEOUT_S = 300
+LEARNED_PRIORITY = 10
+
+
+def table_miss(cookie: int) -> of.Flow:
+    """Table 0, priority 0, match all -> CONTROLLER with the whole frame (OpenFlow 1.3.5 §5.4 "Table-miss")."""
+    return of.Flow(0, of.Match(), (of.output_controller(),), cookie)
+
+
+def learned_flow(in_port: int, eth_dst: str, out_port: int, cookie: int = COOKIE,
+                 idle_timeout: int = IDLE_TIMEOUT_S) -> of.Flow:
+    """``in_port, eth_dst -> output:out_port`` at priority :data:`LEARNED_PRIORITY` (expires ``idle_timeout`` s
+    after its last hit)."""
+    return of.Flow(LEARNED_PRIORITY, of.match(in_port=in_port, eth_dst=eth_dst), (of.output_port(out_port),), cookie,
+                   idle_timeout=idle_timeout)
+
+
+def learn(mac_to_port: dict[str, int], in_port: int, src: str, dst: str) -> int | None:
+    """Record that ``src`` lives behind ``in_port``; return the port of ``dst`` if known, None (flood) if not."""
+    mac_to_port[src] = in_port
+    return mac_to_port.get(dst)
 
 
 class LearningSwitch13(app_manager.OSKenApp):
-    """MAC learning per datapath; state: ``mac_to_port[dpid][mac] = port``."""
+    """MAC learning per datapath; state: ``mac_to_port[dpid][mac] = port``.
+
+    The PACKET_IN plumbing (FLOW_MOD of the decided flow, then PACKET_OUT of the frame) is shared with apps that
+    decide differently: they override :meth:`decide` (``harmless.bench.reactive_app`` does, per 5-tuple).
+    """
 
     OFP_VERSIONS = [ofproto_v1_3.OFP_VERSION]
+    COOKIE = COOKIE
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -39,12 +66,13 @@ class LearningSwitch13(app_manager.OSKenApp):
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def switch_features_handler(self, ev):
         dp = ev.msg.datapath
-        ofp, parser = dp.ofproto, dp.ofproto_parser
-        dp.send_msg(parser.OFPFlowMod(datapath=dp, command=ofp.OFPFC_DELETE, table_id=ofp.OFPTT_ALL,
-                                      out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY))
-        self._add_flow(dp, 0, parser.OFPMatch(), [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, ofp.OFPCML_NO_BUFFER)],
-                       idle=0)
+        for m in self.connect_messages(dp):
+            dp.send_msg(m)
         self.logger.info("datapath %016x connected", dp.id)
+
+    def connect_messages(self, dp) -> list:
+        """What a switch gets when it connects: delete every flow, then the table-miss entry."""
+        return [of.delete_all(dp), table_miss(self.COOKIE).to_flowmod(dp)]
 
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def role_handler(self, ev):
@@ -53,9 +81,7 @@ class LearningSwitch13(app_manager.OSKenApp):
         if not role:
             return
         dp = ev.msg.datapath
-        ofp, parser = dp.ofproto, dp.ofproto_parser
-        code = {"master": ofp.OFPCR_ROLE_MASTER, "slave": ofp.OFPCR_ROLE_SLAVE, "equal": ofp.OFPCR_ROLE_EQUAL}[role]
-        dp.send_msg(parser.OFPRoleRequest(dp, code, int(os.environ.get("HARMLESS_OF_GENERATION", "1"))))
+        dp.send_msg(of.role_request(dp, role, int(os.environ.get("HARMLESS_OF_GENERATION", "1"))))
         self.logger.info("datapath %016x: requested role %s", dp.id, role)
 
     @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
@@ -67,28 +93,27 @@ class LearningSwitch13(app_manager.OSKenApp):
         self.logger.info("port-status dpid=%016x port=%d reason=%s config=%#x state=%#x", msg.datapath.id,
                          msg.desc.port_no, reason, msg.desc.config, msg.desc.state)
 
-    def _add_flow(self, dp, priority, match, actions, idle=IDLE_TIMEOUT_S):
-        ofp, parser = dp.ofproto, dp.ofproto_parser
-        inst = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, actions)]
-        dp.send_msg(parser.OFPFlowMod(datapath=dp, cookie=COOKIE, priority=priority, match=match,
-                                      instructions=inst, idle_timeout=idle))
+    def decide(self, dpid: int, in_port: int, data: bytes) -> tuple[int | None, of.Flow | None]:
+        """For a PACKET_IN: ``(port to send the frame to or None to ignore it, flow to install or None)``.
+        LLDP is ignored; an unknown destination is flooded without a flow."""
+        eth = packet.Packet(data).get_protocols(ethernet.ethernet)
+        if not eth or eth[0].ethertype == ether_types.ETH_TYPE_LLDP:
+            return None, None
+        src, dst = eth[0].src, eth[0].dst
+        out = learn(self.mac_to_port.setdefault(dpid, {}), in_port, src, dst)
+        if out is None:
+            return of.OFPP_FLOOD, None
+        return out, learned_flow(in_port, dst, out, self.COOKIE)
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
     def packet_in_handler(self, ev):
         msg = ev.msg
         dp = msg.datapath
-        ofp, parser = dp.ofproto, dp.ofproto_parser
         in_port = msg.match["in_port"]
-        eth = packet.Packet(msg.data).get_protocols(ethernet.ethernet)
-        if not eth or eth[0].ethertype == ether_types.ETH_TYPE_LLDP:
+        out, flow = self.decide(dp.id, in_port, msg.data)
+        if out is None:
             return
-        src, dst = eth[0].src, eth[0].dst
-        table = self.mac_to_port.setdefault(dp.id, {})
-        table[src] = in_port
-        out_port = table.get(dst, ofp.OFPP_FLOOD)
-        actions = [parser.OFPActionOutput(out_port)]
-        if out_port != ofp.OFPP_FLOOD:
-            self._add_flow(dp, 10, parser.OFPMatch(in_port=in_port, eth_dst=dst), actions)
-        data = msg.data if msg.buffer_id == ofp.OFP_NO_BUFFER else None
-        dp.send_msg(parser.OFPPacketOut(datapath=dp, buffer_id=msg.buffer_id, in_port=in_port,
-                                        actions=actions, data=data))
+        if flow is not None:
+            dp.send_msg(flow.to_flowmod(dp))
+        data = msg.data if msg.buffer_id == dp.ofproto.OFP_NO_BUFFER else None
+        dp.send_msg(of.packet_out(dp, [of.output_port(out)], data, in_port=in_port, buffer_id=msg.buffer_id))

@@ -552,7 +552,7 @@ def _vxlan(lab: str, i: dict, reg: Registry) -> None:
             args += ["--", "add-port", BRIDGE, f"vx-{t}", "--", "set", "interface", f"vx-{t}", "type=vxlan",
                      f"options:remote_ip=10.99.0.{y['index']}", "options:key=flow", f"ofport_request={port}"]
         o.vsctl(*args)
-        text = "\n".join(fl.to_ofctl(f) for f in fl.vxlan_flows(reg, where, s, vx, vni)) + "\n"
+        text = "\n".join(f.to_ofctl() for f in fl.vxlan_flows(reg, where, s, vx, vni)) + "\n"
         o.ofctl("-O", "OpenFlow13", "add-flows", BRIDGE, "-", stdin=text)
 
 

@@ -50,6 +50,7 @@ from os_ken.lib import hub
 from os_ken.lib.packet import arp, ethernet, packet
 from os_ken.ofproto import ofproto_v1_3
 
+from harmless import openflow as of
 from harmless import state as st
 from harmless.pipelines.edge_overlay import flows as fl
 from harmless.pipelines.edge_overlay.model import UPLINK_PORT, Registry, vm_of_iface
@@ -230,10 +231,10 @@ class EdgeOverlay(app_manager.OSKenApp):
             self._journal("flows.apply", server=server, add=[f"{f.cookie:#x}" for f in add],
                           delete=[f"{c:#x}" for c in stale])
         for f in add:
-            dp.send_msg(fl.to_ofp(f, dp))
+            dp.send_msg(f.to_flowmod(dp))
         for c in stale:
-            dp.send_msg(fl.delete_cookie(c, dp))
-        dp.send_msg(dp.ofproto_parser.OFPBarrierRequest(dp))
+            dp.send_msg(of.delete_cookie(dp, c))
+        dp.send_msg(of.barrier(dp))
         self.installed[server] = set(desired)
         if add or stale:
             self._prime(server)
@@ -243,14 +244,9 @@ class EdgeOverlay(app_manager.OSKenApp):
         dp = self.dps.get(server)
         if dp is None:
             return
-        ofp, parser = dp.ofproto, dp.ofproto_parser
         data = prime_frame(self.server_macs[server])
         for vid in sorted(self.vids.vids.get(server, {}).values()):
-            acts = [parser.OFPActionPushVlan(fl.ETH_8021Q),
-                    parser.OFPActionSetField(vlan_vid=fl.OFPVID_PRESENT | vid),
-                    parser.OFPActionOutput(self.uplinks[server])]
-            dp.send_msg(parser.OFPPacketOut(datapath=dp, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
-                                            actions=acts, data=data))
+            dp.send_msg(of.packet_out(dp, [*of.push_vlan_act(vid), of.output_port(self.uplinks[server])], data))
 
     def _loop(self):
         n = 0
@@ -285,14 +281,12 @@ class EdgeOverlay(app_manager.OSKenApp):
         if server is None:
             self.logger.warning("unknown datapath %016x: ignored", dp.id)
             return
-        ofp, parser = dp.ofproto, dp.ofproto_parser
         self.dps[server] = dp
         self.installed.pop(server, None)
         self._dump[server] = set()
         self._ready[server] = set()
-        dp.send_msg(parser.OFPPortDescStatsRequest(dp, 0))
-        dp.send_msg(parser.OFPFlowStatsRequest(dp, 0, ofp.OFPTT_ALL, ofp.OFPP_ANY, ofp.OFPG_ANY,
-                                               fl.COOKIE_BASE, fl.COOKIE_MASK, parser.OFPMatch()))
+        dp.send_msg(of.port_desc_request(dp))
+        dp.send_msg(of.flow_stats_request(dp, fl.COOKIE_BASE, fl.COOKIE_MASK))
 
     @set_ev_cls(ofp_event.EventOFPStateChange, DEAD_DISPATCHER)
     def _dead(self, ev):
@@ -373,8 +367,6 @@ class EdgeOverlay(app_manager.OSKenApp):
         if not reply:
             self.arp["reasons"][reason] = self.arp["reasons"].get(reason, 0) + 1
         else:
-            ofp, parser = dp.ofproto, dp.ofproto_parser
-            dp.send_msg(parser.OFPPacketOut(datapath=dp, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
-                                            actions=[parser.OFPActionOutput(in_port)], data=reply))
+            dp.send_msg(of.packet_out(dp, [of.output_port(in_port)], reply))
         with self.lock:
             self._write_status()

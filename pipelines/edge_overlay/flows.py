@@ -1,10 +1,11 @@
 """The edge switches' flow entries as pure data (Kawashima & Matsuo, Sec. III-C, Fig. 5 and 6).
 
-Every flow is a :class:`Flow` (priority, match, actions) with OpenFlow 1.3 OXM field names; :func:`desired_flows`
+Every flow is a :class:`harmless.openflow.Flow` (priority, typed match and actions); :func:`desired_flows`
 computes the whole table 0 of one server's edge switch from the registry, where each VM is now, the per-server VIDs
-and the servers' MACs. The os-ken app turns them into FLOW_MODs (:func:`to_ofp`); the VXLAN comparison lab turns
-:func:`vxlan_flows` into ``ovs-ofctl`` text (:func:`to_ofctl`). Each flow's cookie is
-``COOKIE_BASE | 48-bit digest of (priority, match, actions)``: the audit after a controller restart compares cookies
+and the servers' MACs. The os-ken app sends them as FLOW_MODs (:meth:`~harmless.openflow.Flow.to_flowmod`); the
+VXLAN comparison lab writes :func:`vxlan_flows` as ``ovs-ofctl`` text (:meth:`~harmless.openflow.Flow.to_ofctl`).
+Each flow's cookie is ``COOKIE_BASE | 48-bit digest of (priority, match, actions)``
+(:meth:`~harmless.openflow.Flow.digest`): the audit after a controller restart compares cookies
 (present left alone, missing added, stale removed by exact cookie), and a rewritten flow gets a new cookie.
 
 Table 0 of server S (uplink = OpenFlow port 1, ``S_MAC`` = the MAC of S's uplink NIC):
@@ -30,47 +31,25 @@ controller) crosses servers; other ethertypes are dropped (documented in docs/ed
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from harmless.openflow import (ETH_TYPE_ARP, ETH_TYPE_IPV4, OFPVID_PRESENT, Flow, match, output_controller, output_port,
+                               pop_vlan, push_vlan_act, set_field)
 from harmless.pipelines.edge_overlay.model import UPLINK_PORT, Registry
 
 COOKIE_BASE = 0x4F56 << 48              #: "OV" in the cookie's upper 16 bits marks this app's flows
 COOKIE_MASK = 0xFFFF << 48              #: matches every flow of this app
-OFPVID_PRESENT = 0x1000                 #: OpenFlow 1.3 spec §7.2.3.8: VLAN-present bit of vlan_vid
-ETH_ARP, ETH_IPV4, ETH_8021Q = 0x0806, 0x0800, 0x8100
+ETH_ARP, ETH_IPV4 = ETH_TYPE_ARP, ETH_TYPE_IPV4
 P_ARP, P_FWD, P_DROP = 300, 200, 0
 
-
-@dataclass(frozen=True)
-class Flow:
-    """One flow entry of table 0.
-
-    Attributes:
-        priority: OpenFlow priority.
-        match: ``((oxm field, value), ...)`` sorted by field; MACs lowercase, ``vlan_vid`` with OFPVID_PRESENT.
-        actions: ``(("output", port) | ("controller",) | ("push_vlan", ethertype) | ("pop_vlan",) |
-            ("set_field", field, value), ...)`` in order; empty = drop.
-        what: a human label (not part of the flow's identity).
-    """
-
-    priority: int
-    match: tuple
-    actions: tuple
-    what: str = ""
-
-    @property
-    def cookie(self) -> int:
-        """``COOKIE_BASE`` | the first 48 bits of SHA-256 over priority, match and actions."""
-        h = hashlib.sha256(repr((self.priority, self.match, self.actions)).encode()).digest()
-        return COOKIE_BASE | int.from_bytes(h[:6], "big")
-
-    def m(self) -> dict:
-        return dict(self.match)
+__all__ = ["COOKIE_BASE", "COOKIE_MASK", "OFPVID_PRESENT", "ETH_ARP", "ETH_IPV4", "View",
+           "desired_flows", "vxlan_flows"]
 
 
-def _flow(priority: int, what: str, actions: tuple, **match) -> Flow:
-    return Flow(priority, tuple(sorted(match.items())), actions, what)
+def _flow(priority: int, what: str, actions: tuple, **oxm) -> Flow:
+    """A table-0 flow whose cookie is ``COOKIE_BASE`` | the 48-bit digest of its priority, match and actions."""
+    f = Flow(priority, match(**oxm), actions, note=what)
+    return replace(f, cookie=COOKIE_BASE | f.digest(48))
 
 
 @dataclass(frozen=True)
@@ -105,22 +84,22 @@ def desired_flows(view: View, server: str) -> list[Flow]:
         sa, pa = view.where[a.name]
         if sa != server:
             continue
-        flows.append(_flow(P_ARP, f"arp {a.name} -> controller", (("controller",),), in_port=pa, eth_type=ETH_ARP))
+        flows.append(_flow(P_ARP, f"arp {a.name} -> controller", (output_controller(),), in_port=pa,
+                           eth_type=ETH_ARP))
         for tb, b in located:
             if tb != ta or b.name == a.name:
                 continue
             sb, pb = view.where[b.name]
             if sb == server:
-                flows.append(_flow(P_FWD, f"{a.name} -> {b.name} local", (("output", pb),),
+                flows.append(_flow(P_FWD, f"{a.name} -> {b.name} local", (output_port(pb),),
                                    in_port=pa, eth_src=a.mac, eth_dst=b.mac))
                 continue
             vid = view.vids.get(sb, {}).get(b.name)
             if vid is None or sb not in view.server_macs:
                 continue
             flows.append(_flow(P_FWD, f"{a.name} -> {b.name} via {sb} vid {vid}",
-                               (("push_vlan", ETH_8021Q), ("set_field", "vlan_vid", OFPVID_PRESENT | vid),
-                                ("set_field", "eth_src", smac), ("set_field", "eth_dst", view.server_macs[sb]),
-                                ("output", view.uplink(server))),
+                               (*push_vlan_act(vid), set_field(eth_src=smac),
+                                set_field(eth_dst=view.server_macs[sb]), output_port(view.uplink(server))),
                                in_port=pa, eth_src=a.mac, eth_dst=b.mac))
     # incoming (Fig. 5): one per (local VM B, remote same-tenant VM A)
     for tb, b in located:
@@ -133,8 +112,7 @@ def desired_flows(view: View, server: str) -> list[Flow]:
             if ta != tb or sa == server or sa not in view.server_macs:
                 continue
             flows.append(_flow(P_FWD, f"{a.name}@{sa} -> {b.name} vid {vid}",
-                               (("set_field", "eth_dst", b.mac), ("set_field", "eth_src", a.mac), ("pop_vlan",),
-                                ("output", pb)),
+                               (set_field(eth_dst=b.mac), set_field(eth_src=a.mac), pop_vlan(), output_port(pb)),
                                in_port=view.uplink(server), eth_dst=smac, vlan_vid=OFPVID_PRESENT | vid,
                                eth_src=view.server_macs[sa], eth_type=ETH_IPV4, ipv4_src=a.address))
     return flows
@@ -163,19 +141,19 @@ def vxlan_flows(reg: Registry, where: dict, server: str, vx_port: dict, vni: dic
                 continue
             sb, pb = where[b.name]
             if sb == server:
-                flows.append(_flow(P_FWD, f"{a.name} -> {b.name} local", (("output", pb),),
+                flows.append(_flow(P_FWD, f"{a.name} -> {b.name} local", (output_port(pb),),
                                    in_port=pa, eth_dst=b.mac))
-                bcast.append(("output", pb))
+                bcast.append(output_port(pb))
             else:
-                flows.append(_flow(P_FWD, f"{a.name} -> {b.name} vxlan", (("set_field", "tunnel_id", vni[ta]),
-                                                                          ("output", vx_port[sb])),
+                flows.append(_flow(P_FWD, f"{a.name} -> {b.name} vxlan", (set_field(tunnel_id=vni[ta]),
+                                                                          output_port(vx_port[sb])),
                                    in_port=pa, eth_dst=b.mac))
         remote = sorted({where[b.name][0] for tb, b in vms if tb == ta and where[b.name][0] != server})
-        acts = tuple(bcast) + ((("set_field", "tunnel_id", vni[ta]),) + tuple(("output", vx_port[s]) for s in remote)
+        acts = tuple(bcast) + ((set_field(tunnel_id=vni[ta]),) + tuple(output_port(vx_port[s]) for s in remote)
                                if remote else ())
         flows.append(_flow(P_ARP, f"{a.name} broadcast -> tenant {ta}", acts, in_port=pa, eth_dst="ff:ff:ff:ff:ff:ff"))
         for s, p in vx_port.items():
-            flows.append(_flow(P_FWD, f"vxlan {s} -> {a.name}", (("output", pa),), in_port=p, tunnel_id=vni[ta],
+            flows.append(_flow(P_FWD, f"vxlan {s} -> {a.name}", (output_port(pa),), in_port=p, tunnel_id=vni[ta],
                                eth_dst=a.mac))
     # broadcast from a tunnel: to all local VMs of that VNI
     for s, p in vx_port.items():
@@ -183,7 +161,7 @@ def vxlan_flows(reg: Registry, where: dict, server: str, vx_port: dict, vni: dic
             local = [where[v.name][1] for v in t.vms if v.name in where and where[v.name][0] == server]
             if local:
                 flows.append(_flow(P_ARP, f"vxlan {s} bcast -> tenant {t.name}",
-                                   tuple(("output", q) for q in local), in_port=p, tunnel_id=vni[t.name],
+                                   tuple(output_port(q) for q in local), in_port=p, tunnel_id=vni[t.name],
                                    eth_dst="ff:ff:ff:ff:ff:ff"))
     return _dedup(flows)
 
@@ -198,64 +176,3 @@ def _dedup(flows: list[Flow]) -> list[Flow]:
         seen.add(k)
         out.append(f)
     return out
-
-
-# ----------------------------------------------------------------------------- renderers
-_OFCTL_FIELD = {"in_port": "in_port", "eth_src": "dl_src", "eth_dst": "dl_dst", "eth_type": "dl_type",
-                "vlan_vid": "vlan_vid", "ipv4_src": "nw_src", "tunnel_id": "tun_id"}
-
-
-def to_ofctl(f: Flow, table: int = 0) -> str:
-    """``ovs-ofctl add-flow`` text of a flow (OpenFlow 1.3 semantics; ``vlan_vid`` with the present bit)."""
-    m = []
-    for k, v in f.match:
-        if k == "vlan_vid":
-            m.append(f"vlan_tci=0x{v:04x}/0x1fff")
-        elif isinstance(v, int) and k != "in_port":
-            m.append(f"{_OFCTL_FIELD[k]}=0x{v:x}")
-        else:
-            m.append(f"{_OFCTL_FIELD[k]}={v}")
-    acts = []
-    for a in f.actions:
-        if a[0] == "output":
-            acts.append(f"output:{a[1]}")
-        elif a[0] == "controller":
-            acts.append("CONTROLLER:65535")
-        elif a[0] == "push_vlan":
-            acts.append(f"push_vlan:0x{a[1]:04x}")
-        elif a[0] == "pop_vlan":
-            acts.append("pop_vlan")
-        elif a[0] == "set_field":
-            val = a[2] if not isinstance(a[2], int) else f"0x{a[2]:x}"
-            name = {"tunnel_id": "tun_id"}.get(a[1], a[1])
-            acts.append(f"set_field:{val}->{name}")
-    return (f"table={table},cookie=0x{f.cookie:016x},priority={f.priority}"
-            + ("," + ",".join(m) if m else "") + ",actions=" + (",".join(acts) or "drop"))
-
-
-def to_ofp(f: Flow, dp, table: int = 0):
-    """An os-ken ``OFPFlowMod`` (ADD) for ``f`` on datapath ``dp`` (OpenFlow 1.3)."""
-    ofp, parser = dp.ofproto, dp.ofproto_parser
-    acts = []
-    for a in f.actions:
-        if a[0] == "output":
-            acts.append(parser.OFPActionOutput(a[1]))
-        elif a[0] == "controller":
-            acts.append(parser.OFPActionOutput(ofp.OFPP_CONTROLLER, ofp.OFPCML_NO_BUFFER))
-        elif a[0] == "push_vlan":
-            acts.append(parser.OFPActionPushVlan(a[1]))
-        elif a[0] == "pop_vlan":
-            acts.append(parser.OFPActionPopVlan())
-        elif a[0] == "set_field":
-            acts.append(parser.OFPActionSetField(**{a[1]: a[2]}))
-    inst = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, acts)] if acts else []
-    return parser.OFPFlowMod(dp, cookie=f.cookie, table_id=table, command=ofp.OFPFC_ADD, priority=f.priority,
-                             match=parser.OFPMatch(**f.m()), instructions=inst)
-
-
-def delete_cookie(cookie: int, dp):
-    """An os-ken ``OFPFlowMod`` deleting the flow(s) carrying exactly ``cookie`` in every table."""
-    ofp, parser = dp.ofproto, dp.ofproto_parser
-    return parser.OFPFlowMod(dp, cookie=cookie, cookie_mask=0xFFFFFFFFFFFFFFFF, table_id=ofp.OFPTT_ALL,
-                             command=ofp.OFPFC_DELETE, out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY,
-                             match=parser.OFPMatch())

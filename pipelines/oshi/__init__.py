@@ -6,10 +6,10 @@ Modules (pure unless stated):
   * :mod:`.model` -- services, end points, topology views, service records (pydantic).
   * :mod:`.labels` -- MPLS label allocation per link.
   * :mod:`.paths` -- shortest paths and the Steiner-tree heuristic (networkx).
-  * :mod:`.services` -- planning a service (paths, labels, virtual bridging points) and its flows.
+  * :mod:`.services` -- planning a service (paths, labels, virtual bridging points) and its flows
+    (:class:`harmless.openflow.Flow`, which also renders them as os-ken FLOW_MODs, Nicira encap/decap included).
   * :mod:`.manager` -- the service life cycle: create/delete/restore/re-route, persistence (side effects through
     an installer interface).
   * :mod:`.api` -- the small HTTP API (WSGI) and its client.
-  * :mod:`.ofmsg` -- flows -> os-ken OpenFlow 1.3 messages (incl. Nicira encap/decap), needs os-ken.
   * :mod:`.controller` -- the os-ken application (``osken-manager harmless.pipelines.oshi.controller``).
 """

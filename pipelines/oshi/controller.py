@@ -37,7 +37,7 @@ from os_ken.lib.packet import ethernet, lldp, packet
 from os_ken.ofproto import ofproto_v1_3
 
 from harmless import procs
-from harmless.pipelines.oshi import ofmsg
+from harmless import openflow as of
 from harmless.pipelines.oshi.api import make_app
 from harmless.pipelines.oshi.lme import ETH_BDDP, ETH_LLDP
 from harmless.pipelines.oshi.manager import ServiceManager
@@ -165,9 +165,7 @@ class OshiController(app_manager.OSKenApp):
             hub.sleep(self.interval)
 
     def _packet_out(self, dp, port, data):
-        ofp, parser = dp.ofproto, dp.ofproto_parser
-        dp.send_msg(parser.OFPPacketOut(datapath=dp, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
-                                        actions=[parser.OFPActionOutput(port)], data=data))
+        dp.send_msg(of.packet_out(dp, [of.output_port(port)], data))
 
     def _topology_changed(self, detected: float | None = None, cause: str = ""):
         """Re-route affected services. Runs in its own green thread: waiting for barrier replies inside an event
@@ -196,7 +194,7 @@ class OshiController(app_manager.OSKenApp):
             return
         self.dps[name] = dp
         self.logger.info("node %s (datapath %016x) connected", name, dp.id)
-        dp.send_msg(dp.ofproto_parser.OFPPortDescStatsRequest(dp, 0))
+        dp.send_msg(of.port_desc_request(dp))
 
     @set_ev_cls(ofp_event.EventOFPStateChange, DEAD_DISPATCHER)
     def _dead(self, ev):
@@ -294,7 +292,7 @@ class OshiController(app_manager.OSKenApp):
             dp.set_xid(m)
             xids.append(m.xid)
             dp.send_msg(m)
-        barrier = dp.ofproto_parser.OFPBarrierRequest(dp)
+        barrier = of.barrier(dp)
         dp.set_xid(barrier)
         done = hub.Event()
         self._waiting[barrier.xid] = done
@@ -308,17 +306,15 @@ class OshiController(app_manager.OSKenApp):
 
     def install(self, node, flows):
         dp = self._dp(node)
-        self._send_and_sync(dp, [ofmsg.flow_mod(dp, f) for f in flows])
+        self._send_and_sync(dp, [f.to_flowmod(dp) for f in flows])
 
     def delete_cookie(self, node, cookie):
         dp = self._dp(node)
-        self._send_and_sync(dp, [ofmsg.delete_cookie(dp, cookie)])
+        self._send_and_sync(dp, [of.delete_cookie(dp, cookie)])
 
     def existing(self, node):
         dp = self._dp(node)
-        ofp, parser = dp.ofproto, dp.ofproto_parser
-        req = parser.OFPFlowStatsRequest(dp, 0, ofp.OFPTT_ALL, ofp.OFPP_ANY, ofp.OFPG_ANY, COOKIE_BASE,
-                                         0xFFFFFF << 40, parser.OFPMatch())
+        req = of.flow_stats_request(dp, COOKIE_BASE, 0xFFFFFF << 40)
         dp.set_xid(req)
         got, done = [], hub.Event()
         self._stats[req.xid] = (got, done)
@@ -327,7 +323,7 @@ class OshiController(app_manager.OSKenApp):
         self._stats.pop(req.xid, None)
         if not ok:
             raise RuntimeError(f"node {node} did not answer the flow statistics request within 10 s")
-        return {ofmsg.stats_key(s) for s in got}
+        return {of.stats_key(s) for s in got}
 
     def vsctl(self, node, args):
         db = self.node_cfg[node].get("ovsdb")

@@ -13,7 +13,7 @@ Table 1 (the controller's): table-miss drop (OpenFlow 1.3 default; written expli
 """
 from __future__ import annotations
 
-from harmless.otc.flows import Flow
+from harmless.openflow import Flow, flows_ofctl, goto_table, match, output_controller, output_port
 
 #: "OSHLME" in ASCII: cookie of the node-local flows (the controller never deletes these).
 LME_COOKIE = 0x4F53484C4D45
@@ -38,18 +38,18 @@ def lme_flows(port_pairs: dict[int, int]) -> list[Flow]:
         Flows for tables 0 and 1, each with :data:`LME_COOKIE`.
     """
     c = LME_COOKIE
-    flows = [Flow(300, (("dl_type", f"{ETH_LLDP:#06x}"),), ("CONTROLLER:65535",), c),
-             Flow(300, (("dl_type", f"{ETH_BDDP:#06x}"),), ("CONTROLLER:65535",), c),
-             Flow(200, (("dl_type", f"{ETH_MPLS:#06x}"),), (f"goto_table:{SBP_TABLE}",), c),
-             Flow(200, (("dl_type", f"{ETH_MPLS_MC:#06x}"),), (f"goto_table:{SBP_TABLE}",), c)]
+    flows = [Flow(300, match(eth_type=ETH_LLDP), (output_controller(),), c),
+             Flow(300, match(eth_type=ETH_BDDP), (output_controller(),), c),
+             Flow(200, match(eth_type=ETH_MPLS), (goto_table(SBP_TABLE),), c),
+             Flow(200, match(eth_type=ETH_MPLS_MC), (goto_table(SBP_TABLE),), c)]
     for phys, internal in sorted(port_pairs.items()):
-        flows.append(Flow(100, (("in_port", str(phys)),), (f"output:{internal}",), c))
-        flows.append(Flow(100, (("in_port", str(internal)),), (f"output:{phys}",), c))
-    flows.append(Flow(0, (), (), c))
-    flows.append(Flow(0, (), (), c, table=SBP_TABLE))
+        flows.append(Flow(100, match(in_port=phys), (output_port(internal),), c))
+        flows.append(Flow(100, match(in_port=internal), (output_port(phys),), c))
+    flows.append(Flow(0, cookie=c))
+    flows.append(Flow(0, cookie=c, table=SBP_TABLE))
     return flows
 
 
 def lme_ofctl(port_pairs: dict[int, int]) -> str:
     """:func:`lme_flows` as ``ovs-ofctl add-flows`` input (one flow per line)."""
-    return "".join(f.to_ofctl() + "\n" for f in lme_flows(port_pairs))
+    return flows_ofctl(lme_flows(port_pairs))

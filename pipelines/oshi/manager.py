@@ -20,7 +20,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from harmless.otc.flows import Flow
+from harmless.openflow import Flow
 from harmless.pipelines.oshi.model import ServiceRecord, ServiceRequest, Topology
 from harmless.pipelines.oshi.services import (ServiceError, new_id, plan_service, reroute, service_flows,
                                               vbp_del_vsctl, vbp_vsctl)
@@ -30,8 +30,9 @@ STATE_VERSION = 1
 
 
 def flow_key(f: Flow) -> tuple:
-    """(table, priority, cookie, match) -- what identifies a flow in a switch's table."""
-    return f.table, f.priority, f.cookie, frozenset(f.match)
+    """(table, priority, cookie, match) -- what identifies a flow in a switch's table (:meth:`Flow.key`; a flow read
+    back from a switch gives the same key, :func:`harmless.openflow.stats_key`)."""
+    return f.key()
 
 
 class Installer(Protocol):

@@ -23,7 +23,8 @@ import random
 import time
 
 from harmless.errors import InputError
-from harmless.otc.flows import OFPVID_PRESENT, Flow
+from harmless.openflow import (PT_ETH, Decap, Encap, Flow, match, output_port, pop_mpls, pop_vlan, push_mpls,
+                               push_vlan_act, set_field, set_mpls_label, vid_present)
 from harmless.ovs import transaction_args
 from harmless.pipelines.oshi import paths
 from harmless.pipelines.oshi.labels import LabelAllocator, LabelSpaceExhausted
@@ -254,16 +255,16 @@ def reroute(rec: ServiceRecord, topo: Topology, records: list[ServiceRecord], la
 
 
 # ----------------------------------------------------------------------------- flows
-def _vlan_match(a: Attachment) -> tuple:
-    return (("dl_vlan", str(a.vlan)),) if a.vlan else ()
+def _vlan_match(a: Attachment) -> dict:
+    return {"vlan_vid": vid_present(a.vlan)} if a.vlan else {}
 
 
 def _egress_vlan(a: Attachment) -> tuple:
-    return ("push_vlan:0x8100", f"set_field:{OFPVID_PRESENT | a.vlan}->vlan_vid") if a.vlan else ()
+    return push_vlan_act(a.vlan) if a.vlan else ()
 
 
 def _ingress_vlan(a: Attachment) -> tuple:
-    return ("pop_vlan",) if a.vlan else ()
+    return (pop_vlan(),) if a.vlan else ()
 
 
 def segment_flows(seg: Segment, pw: bool, cookie: int) -> list[tuple[str, Flow]]:
@@ -278,35 +279,34 @@ def segment_flows(seg: Segment, pw: bool, cookie: int) -> list[tuple[str, Flow]]
     p = SERVICE_PRIORITY
     if not seg.hops:       # both attachments on one node: a cross-connect
         for x, y in ((seg.a, seg.b), (seg.b, seg.a)):
-            out.append((x.node, Flow(p, (("in_port", str(x.port)),) + _vlan_match(x),
-                                     _ingress_vlan(x) + _egress_vlan(y) + (f"output:{y.port}",), cookie)))
+            out.append((x.node, Flow(p, match(in_port=x.port, **_vlan_match(x)),
+                                     _ingress_vlan(x) + _egress_vlan(y) + (output_port(y.port),), cookie)))
         return out
     directions = [(seg.a, seg.b, [(h.u, h.u_port, h.v, h.v_port, h.label) for h in seg.hops]),
                   (seg.b, seg.a, [(h.v, h.v_port, h.u, h.u_port, h.label) for h in reversed(seg.hops)])]
-    types = [(ETH_MPLS, None, None)] if pw else [(ETH_MPLS, 0x0800, "0x0800"), (ETH_MPLS_MC, 0x0806, "0x0806")]
+    types = [(ETH_MPLS, None)] if pw else [(ETH_MPLS, 0x0800), (ETH_MPLS_MC, 0x0806)]
     for src, dst, hops in directions:
         first = hops[0]
-        m_in = (("in_port", str(src.port)),) + _vlan_match(src)
+        m_in = {"in_port": src.port, **_vlan_match(src)}
         if pw:
-            acts = _ingress_vlan(src) + ("encap(mpls)", f"set_field:{first[4]}->mpls_label", "encap(ethernet)",
-                                         f"set_field:{PW_ETH_SRC}->eth_src", f"set_field:{PW_ETH_DST}->eth_dst",
-                                         f"output:{first[1]}")
-            out.append((src.node, Flow(p, m_in, acts, cookie)))
+            acts = _ingress_vlan(src) + (Encap("mpls"), set_mpls_label(first[4]), Encap("ethernet"),
+                                         set_field(eth_src=PW_ETH_SRC), set_field(eth_dst=PW_ETH_DST),
+                                         output_port(first[1]))
+            out.append((src.node, Flow(p, match(**m_in), acts, cookie)))
         else:
-            for mpls_type, eth, _ in types:
-                acts = _ingress_vlan(src) + (f"push_mpls:{mpls_type:#06x}", f"set_field:{first[4]}->mpls_label",
-                                             f"output:{first[1]}")
-                out.append((src.node, Flow(p, m_in + (("dl_type", f"{eth:#06x}"),), acts, cookie)))
-            out.append((src.node, Flow(p - 1, m_in, (), cookie)))      # anything else from the CE: drop
+            for mpls_type, eth in types:
+                acts = _ingress_vlan(src) + (push_mpls(mpls_type), set_mpls_label(first[4]), output_port(first[1]))
+                out.append((src.node, Flow(p, match(**m_in, eth_type=eth), acts, cookie)))
+            out.append((src.node, Flow(p - 1, match(**m_in), (), cookie)))      # anything else from the CE: drop
         for (u, up, v, vp, lab), nxt in zip(hops, hops[1:] + [None]):
-            for mpls_type, _, eth_s in types:
-                m = (("in_port", str(vp)), ("dl_type", f"{mpls_type:#06x}"), ("mpls_label", str(lab)))
+            for mpls_type, eth in types:
+                m = match(in_port=vp, eth_type=mpls_type, mpls_label=lab)
                 if nxt is not None:
-                    acts = (f"set_field:{nxt[4]}->mpls_label", f"output:{nxt[1]}")
+                    acts = (set_mpls_label(nxt[4]), output_port(nxt[1]))
                 elif pw:
-                    acts = ("decap()", "decap(packet_type(ns=0,type=0))") + _egress_vlan(dst) + (f"output:{dst.port}",)
+                    acts = (Decap(), Decap(PT_ETH)) + _egress_vlan(dst) + (output_port(dst.port),)
                 else:
-                    acts = (f"pop_mpls:{eth_s}",) + _egress_vlan(dst) + (f"output:{dst.port}",)
+                    acts = (pop_mpls(eth),) + _egress_vlan(dst) + (output_port(dst.port),)
                 out.append((v, Flow(p, m, acts, cookie, table=SBP_TABLE)))
     return out
 

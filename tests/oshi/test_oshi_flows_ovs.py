@@ -13,6 +13,7 @@ from harmless.pipelines.oshi.lme import lme_ofctl
 from harmless.pipelines.oshi.model import Endpoint, Link, NodeView, ServiceRequest, Topology
 from harmless.pipelines.oshi.services import plan_service, service_flows
 from tests.conftest import require_root_ovs
+from tests.lib.fakeoftable import FakeOFNetwork, FakeOFTable
 
 pytestmark = [pytest.mark.root, pytest.mark.ovs]
 
@@ -58,10 +59,12 @@ def two_pes(tmp_path):
         vll = plan_service(ServiceRequest(name="vll", kind="vll", endpoints=[Endpoint(node="pe2", port=5),
                                                                             Endpoint(node="pe3", port=5)]),
                            topo, [pw], 2, (16, 100))
+        texts = {}
         for node in ("pe2", "pe3"):
             text = lme_ofctl({}) + "".join(f.to_ofctl() + "\n" for r in (pw, vll) for f in service_flows(r)[node])
             ovs.ofctl("-O", "OpenFlow13", "add-flows", f"br-{node}", "-", stdin=text)
-        yield ovs, hosts, pw, vll
+            texts[node] = text
+        yield ovs, hosts, pw, vll, texts
     finally:
         ovs.stop()
         for n in [ns, *hosts.values()]:
@@ -75,7 +78,7 @@ def ping_loss(ns, dst):
 
 
 def test_pw_is_native_eompls_and_vll_carries_ip_and_arp(two_pes):
-    ovs, hosts, pw, vll = two_pes
+    ovs, hosts, pw, vll, texts = two_pes
     label = pw.segments[0].hops[0].label
     tr = ovs.appctl("ofproto/trace", "br-pe2", "in_port=4,dl_src=02:00:00:00:00:0a,dl_dst=02:00:00:00:00:0b,"
                     "dl_type=0x0800,nw_src=10.9.0.1,nw_dst=10.9.0.2,nw_proto=1")
@@ -96,3 +99,12 @@ def test_pw_is_native_eompls_and_vll_carries_ip_and_arp(two_pes):
     assert ping_loss(hosts["b2"], "10.9.1.4")                 # IP VLL: ARP over 0x8848, IP over 0x8847
     counts = ovs.ofctl("-O", "OpenFlow13", "dump-flows", "br-pe3", "table=1")
     assert "mplsm" in counts and "n_packets=0," not in [ln for ln in counts.splitlines() if "mplsm" in ln][0]
+    # the fake table of tests/lib, loaded with the same text, sends the traced frames where OVS sent them
+    net = FakeOFNetwork({n: FakeOFTable(name=n).add_ofctl(t) for n, t in texts.items()}, [(("pe2", 1), ("pe3", 1))])
+    ip_frame = dict(eth_src="02:00:00:00:00:0a", eth_dst="02:00:00:00:00:0b", eth_type=0x0800, ipv4_src="10.9.0.1")
+    f = net.fate("pe2", 4, **ip_frame)
+    assert f.ports == [("pe3", 4)] and {k: f.on("pe3", 4)[k] for k in ip_frame} == ip_frame
+    assert any(sw == "pe3" and t == 1 and fl.match.mpls_label == label for sw, t, fl in f.hits)
+    f = net.fate("pe2", 5, eth_src="02:00:00:00:00:0a", eth_dst="ff:ff:ff:ff:ff:ff", eth_type=0x0806)
+    assert f.ports == [("pe3", 5)] and f.on("pe3", 5)["eth_type"] == 0x0806
+    assert any(sw == "pe3" and fl.match.eth_type == 0x8848 and fl.match.mpls_label == vl for sw, _, fl in f.hits)

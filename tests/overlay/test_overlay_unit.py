@@ -10,10 +10,12 @@ import yaml
 from os_ken.lib.packet import arp, ethernet, packet
 
 from harmless.errors import InputError
+from harmless.openflow import OFPP_CONTROLLER, output_port
 from harmless.pipelines.edge_overlay import flows as fl
 from harmless.pipelines.edge_overlay.controller import answer_arp
 from harmless.pipelines.edge_overlay.model import load_registry, parse_registry
 from harmless.pipelines.edge_overlay.vids import VID_FIRST, VidAllocator, VidExhausted
+from tests.lib.fakeoftable import FakeDatapath, FakeOFTable
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "overlay.yaml"
 SMAC = {"s1": "02:5e:00:00:00:01", "s2": "02:5e:00:00:00:02", "s3": "02:5e:00:00:00:03"}
@@ -37,26 +39,14 @@ def view(reg, vids=None):
 
 
 def fate(flows, pkt: dict) -> tuple[dict | None, list]:
-    """Run ``pkt`` (OXM field -> value; ``vlan_vid`` absent = untagged) through table 0: (packet after the actions,
-    [output ports / "controller"]); (None, []) when dropped."""
-    best = None
-    for f in flows:
-        if all(pkt.get(k) == v for k, v in f.match) and (best is None or f.priority > best.priority):
-            best = f
-    assert best is not None, "no flow matched (no table-miss entry?)"
-    out, p = [], dict(pkt)
-    for a in best.actions:
-        if a[0] == "output":
-            out.append(a[1])
-        elif a[0] == "controller":
-            out.append("controller")
-        elif a[0] == "push_vlan":
-            p["vlan_vid"] = fl.OFPVID_PRESENT
-        elif a[0] == "pop_vlan":
-            p.pop("vlan_vid")
-        elif a[0] == "set_field":
-            p[a[1]] = a[2]
-    return (p if out else None), out
+    """Run ``pkt`` (OXM field -> value; ``vlan_vid`` absent = untagged) through table 0 of a fake switch
+    (:class:`tests.lib.fakeoftable.FakeOFTable`) programmed with the FLOW_MODs the controller sends for ``flows``:
+    (packet as it left, [output ports / "controller"]); (None, []) when dropped."""
+    dp = FakeDatapath()
+    f = FakeOFTable().apply_ofmsgs([fl_.to_flowmod(dp) for fl_ in flows]).fate(**pkt)
+    assert f.miss is None, "no flow matched (no table-miss entry?)"
+    out = ["controller" if p == OFPP_CONTROLLER else p for p in f.ports]
+    return (f.outputs[-1][1] if out else None), out
 
 
 # ----------------------------------------------------------------------------- registry
@@ -188,10 +178,29 @@ def test_moved_vm_changes_remote_flows(reg):
 
 
 def test_to_ofctl_text(reg):
-    f = next(f for f in fl.desired_flows(view(reg), "s1") if ("output", 1) in f.actions)
-    t = fl.to_ofctl(f)
-    assert t.startswith(f"table=0,cookie=0x{f.cookie:016x},priority=200,")
+    f = next(f for f in fl.desired_flows(view(reg), "s1") if output_port(1) in f.actions)
+    t = f.to_ofctl()
+    # the one ovs-ofctl rendering (harmless.openflow) writes cookie before table: the same three leading fields
+    assert sorted(t.split(",")[:3]) == sorted(["table=0", f"cookie=0x{f.cookie:016x}", "priority=200"])
     assert "push_vlan:0x8100" in t and "->vlan_vid" in t and t.endswith("output:1")
+
+
+def test_vxlan_comparison_flows_from_their_ofctl_text(reg):
+    """The VXLAN lab's table (written as ovs-ofctl text): a remote same-tenant VM is reached through the tunnel port
+    with the tenant's VNI, a frame from the tunnel with that VNI reaches the VM, ARP broadcasts stay in the tenant."""
+    ports = reg.ports()
+    where = {v.name: (v.server, ports[v.name]) for _, v in reg.vms()}
+    vx = {"s2": 101, "s3": 102}
+    vni = {t.name: 1000 + i for i, t in enumerate(reg.tenants)}
+    t = FakeOFTable().add_ofctl("\n".join(f.to_ofctl() for f in fl.vxlan_flows(reg, where, "s1", vx, vni)))
+    (tr, r1), (_, r2) = reg.vm("r1"), reg.vm("r2")
+    f = t.fate(ports["r1"], eth_src=r1.mac, eth_dst=r2.mac)
+    assert f.ports == [101] and f.on(101)["tunnel_id"] == vni[tr]
+    assert t.fate(101, tunnel_id=vni[tr], eth_dst=r1.mac).ports == [ports["r1"]]
+    assert t.fate(101, tunnel_id=vni[tr] + 1, eth_dst=r1.mac).dropped         # another tenant's VNI
+    b = t.fate(ports["r1"], eth_src=r1.mac, eth_dst="ff:ff:ff:ff:ff:ff")
+    assert b.ports and set(b.ports) <= {101, 102} | {p for _, (s, p) in where.items() if s == "s1"}
+    assert all(out.get("tunnel_id") == vni[tr] for p, out in b.outputs if p in (101, 102))
 
 
 # ----------------------------------------------------------------------------- proxy-ARP

@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from harmless import openflow as of
 from harmless.errors import OvsError
 from harmless.otc import bridges, flows
 from harmless.ovs import Ovs
@@ -131,7 +132,7 @@ def test_flow_bundle_is_all_or_nothing(ovs, monkeypatch):
     bridges.apply(ovs, p)
     before = ovs.ofctl("-O", "OpenFlow14", "--no-stats", "dump-flows", "br-otc")
     good = flows.translator_flows(p)
-    bad = good[:2] + [flows.Flow(100, (("in_port", "1900"),), ("output:NO_SUCH_PORT_NAME",))]
+    bad = good[:2] + [of.Flow(100, of.match(in_port=1900), (of.Output("NO_SUCH_PORT_NAME"),))]
     monkeypatch.setattr(bridges, "translator_flows", lambda plan: bad)
     with pytest.raises(OvsError):
         bridges.install_flows(ovs, p)

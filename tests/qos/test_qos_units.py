@@ -9,6 +9,7 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
 
+from harmless import openflow as of
 from harmless.errors import InputError, OvsError
 from harmless.inventory import parse_inventory
 from harmless.otc import qos as q
@@ -17,6 +18,7 @@ from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
 from harmless import state as st
 from harmless.qos.live import check_kernel, overlay
 from harmless.qos.model import PortQos
+from tests.lib.fakeoftable import FakeOFTable
 
 INV = """\
 server: {datapath: DATAPATH}
@@ -71,7 +73,7 @@ def plan(qos7=None, qos10=None, trunk_type="system") -> Plan:
 
 
 def _actions(p: Plan) -> dict[str, tuple[str, ...]]:
-    return {",".join(f"{k}={v}" for k, v in f.match): f.actions for f in translator_flows(p)}
+    return {f.match.to_ofctl(): tuple(a.to_ofctl() for a in f.actions) for f in translator_flows(p)}
 
 
 def test_flows_carry_meter_and_set_queue_only_where_configured():
@@ -81,6 +83,14 @@ def test_flows_carry_meter_and_set_queue_only_where_configured():
     assert a["in_port=1900,dl_vlan=110"] == ("pop_vlan", "output:1010")
     assert a["in_port=1010"] == ("set_queue:10", "push_vlan:0x8100", "set_field:4206->vlan_vid", "output:1900")
     assert q.wanted_meters(plan(PortQos(ingress_mbps=20))) == {1007: (20_000, 6000)}
+    # packet fate on br-otc (loaded from the exact ovs-ofctl text): the meter and the queue sit on each port's path
+    otc = FakeOFTable().add_ofctl("\n".join(f.to_ofctl() for f in
+                                            translator_flows(plan(PortQos(ingress_mbps=20), PortQos(egress_mbps=50)))))
+    f = otc.fate(1900, vlan_vid=of.vid_present(107))
+    assert f.meters == [q.meter_id(1, 7)] and f.ports == [1007] and "queue_id" not in f.on(1007)
+    f = otc.fate(1010)
+    assert f.meters == [] and f.on(1900)["queue_id"] == q.queue_id(10) and f.on(1900)["vlans"] == ((0x8100, 110),)
+    assert otc.fate(1900, vlan_vid=of.vid_present(110)).meters == [] and "queue_id" not in otc.fate(1007).on(1900)
 
 
 EMPTY = {"ports": {"hl-t0": None}, "qos": {}, "queue": {}}

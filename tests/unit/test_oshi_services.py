@@ -8,10 +8,12 @@ import pytest
 from harmless.pipelines.oshi import paths
 from harmless.pipelines.oshi.api import make_app
 from harmless.pipelines.oshi.labels import LabelAllocator, LabelSpaceExhausted
-from harmless.pipelines.oshi.lme import LME_COOKIE, lme_flows
+from harmless import openflow as of
+from harmless.pipelines.oshi.lme import LME_COOKIE, lme_flows, lme_ofctl
 from harmless.pipelines.oshi.manager import ServiceManager, flow_key
 from harmless.pipelines.oshi.model import Endpoint, Link, NodeView, ServiceRequest, Topology, service_cookie
 from harmless.pipelines.oshi.services import ServiceError, plan_service, reroute, service_flows
+from tests.lib.fakeoftable import FakeDatapath, FakeOFNetwork, FakeOFTable
 
 
 def ring(connected=True) -> Topology:
@@ -29,6 +31,23 @@ def ring(connected=True) -> Topology:
 
 def req(name, kind, *eps, **kw) -> ServiceRequest:
     return ServiceRequest(name=name, kind=kind, endpoints=[Endpoint.parse(e) for e in eps], **kw)
+
+
+def network(topo: Topology, *recs) -> FakeOFNetwork:
+    """Every node a fake switch: the LME flows as ``harmless oshi up`` writes them (ovs-ofctl text), the services'
+    flows as the controller sends them (FLOW_MODs); the links are patch ports."""
+    nodes = {}
+    for n in topo.nodes:
+        t = FakeOFTable(name=n).add_ofctl(lme_ofctl({}))
+        nodes[n] = t.apply_ofmsgs([f.to_flowmod(FakeDatapath()) for r in recs for f in service_flows(r).get(n, [])])
+    return FakeOFNetwork(nodes, [((ln.a, ln.a_port), (ln.b, ln.b_port)) for ln in topo.links])
+
+
+def headers(pkt: dict) -> dict:
+    return {k: v for k, v in pkt.items() if k != "in_port"}
+
+
+IP = dict(eth_src="02:00:00:00:00:0a", eth_dst="02:00:00:00:00:0b", eth_type=0x0800, ipv4_src="10.9.0.1")
 
 
 def flows_by_node(rec):
@@ -52,6 +71,14 @@ def test_vll_push_at_ingress_swap_in_transit_pop_at_egress_with_arp_on_0x8848():
     # reverse direction uses the same labels on the same links
     assert f"{c},table=1,priority=250,in_port=1,dl_type=0x8847,mpls_label={l2},actions=set_field:{l1}->mpls_label,output:2" in f["cr1"]
     assert f"{c},table=1,priority=250,in_port=2,dl_type=0x8847,mpls_label={l1},actions=pop_mpls:0x0800,output:4" in f["pe1"]
+    # packet fate: IP and ARP cross pe1 -> cr1 -> pe3 with their Ethernet header, in both directions; the rest drops
+    net = network(ring(), rec)
+    for frame in (IP, {**IP, "eth_type": 0x0806}):
+        there = net.fate("pe1", 4, **frame)
+        assert there.ports == [("pe3", 4)] and headers(there.on("pe3", 4)) == frame
+        assert [sw for sw, _, _ in there.hits] == ["pe1", "cr1", "cr1", "pe3", "pe3"]
+        assert net.fate("pe3", 4, **frame).ports == [("pe1", 4)]
+    assert net.fate("pe1", 4, **{**IP, "eth_type": 0x86DD}).dropped
 
 
 def test_pw_is_eompls_with_encap_and_decap_and_vlan_end_points_pop_and_push_the_tag():
@@ -64,6 +91,13 @@ def test_pw_is_eompls_with_encap_and_decap_and_vlan_end_points_pop_and_push_the_
     egress_pe2 = next(x for x in f["pe2"] if "table=1" in x)
     assert "decap(),decap(packet_type(ns=0,type=0)),push_vlan:0x8100,set_field:4196->vlan_vid,output:4" in egress_pe2
     assert not any("0x8848" in x for fl in f.values() for x in fl)    # no ARP trick needed: whole frames
+    # packet fate: the customer's frame tagged 100 at pe2 leaves pe3 port 5 untagged and unchanged, and back
+    net = network(ring(), rec)
+    there = net.fate("pe2", 4, vlan_vid=of.vid_present(100), **IP)
+    assert there.ports == [("pe3", 5)] and headers(there.on("pe3", 5)) == IP
+    back = net.fate("pe3", 5, **{**IP, "eth_type": 0x86DD})                 # any ethertype: Ethernet over MPLS
+    assert back.ports == [("pe2", 4)] and back.on("pe2", 4)["vlan_vid"] == of.vid_present(100)
+    assert net.fate("pe2", 4, vlan_vid=of.vid_present(101), **IP).dropped  # another VLAN is not the service's
 
 
 def test_vss_optimized_puts_a_vbp_at_the_steiner_branching_point():

@@ -49,11 +49,12 @@ def test_bad_topology_files_name_the_field(tmp_path, change, where, text):
 def test_encap_decap_wire_format_matches_open_vswitch():
     """struct nx_action_encap / nx_action_decap (OVS lib/ofp-actions.c): 16 bytes each."""
     pytest.importorskip("os_ken")
-    from harmless.pipelines.oshi import ofmsg
-    for act, subtype, tail in [(ofmsg.NXActionEncap(ofmsg.PT_MPLS), 46, struct.pack("!HI", 0, 0x18847)),
-                               (ofmsg.NXActionEncap(ofmsg.PT_ETH), 46, struct.pack("!HI", 0, 0)),
-                               (ofmsg.NXActionDecap(), 47, struct.pack("!2xI", 0x1FFFE)),
-                               (ofmsg.NXActionDecap(ofmsg.PT_ETH), 47, struct.pack("!2xI", 0))]:
+    from harmless import openflow as of
+    enc, dec = of.nx_encap_classes()
+    for act, subtype, tail in [(enc(of.PT_MPLS), 46, struct.pack("!HI", 0, 0x18847)),
+                               (enc(of.PT_ETH), 46, struct.pack("!HI", 0, 0)),
+                               (dec(), 47, struct.pack("!2xI", 0x1FFFE)),
+                               (dec(of.PT_ETH), 47, struct.pack("!2xI", 0))]:
         buf = bytearray()
         act.serialize(buf, 0)
         assert len(buf) == 16
@@ -61,20 +62,28 @@ def test_encap_decap_wire_format_matches_open_vswitch():
         assert bytes(buf[10:]) == tail
 
 
+class _Datapath:
+    """What :meth:`Flow.to_flowmod` reads of an os-ken datapath."""
+
+    def __init__(self):
+        from os_ken.ofproto import ofproto_v1_3, ofproto_v1_3_parser
+        self.ofproto, self.ofproto_parser = ofproto_v1_3, ofproto_v1_3_parser
+
+
 def test_flow_to_openflow_and_probe_round_trip():
     pytest.importorskip("os_ken")
-    from harmless.otc.flows import Flow
-    from harmless.pipelines.oshi import ofmsg
+    from harmless.openflow import Encap, Flow, match, output_port, pop_vlan, set_mpls_label, vid_present
     from harmless.pipelines.oshi.controller import parse_probe, probe
-    f = Flow(250, (("in_port", "4"), ("dl_vlan", "100")), ("pop_vlan", "encap(mpls)", "set_field:17->mpls_label",
-                                                         "encap(ethernet)", "output:2"), 5)
-    m = ofmsg.match_of(f)
+    f = Flow(250, match(in_port=4, vlan_vid=vid_present(100)), (pop_vlan(), Encap("mpls"), set_mpls_label(17),
+                                                                Encap("ethernet"), output_port(2)), 5)
+    fm = f.to_flowmod(_Datapath())
+    m = fm.match
     assert m["in_port"] == 4 and m["vlan_vid"] == 0x1000 | 100
-    acts = ofmsg.actions_of(f)[0].actions
+    acts = fm.instructions[0].actions
     assert [type(a).__name__ for a in acts] == ["OFPActionPopVlan", "NXActionEncap", "OFPActionSetField",
                                                 "NXActionEncap", "OFPActionOutput"]
     with pytest.raises(ValueError):
-        ofmsg.actions_of(Flow(1, (), ("learn(x)",)))
+        Flow(1, actions=("learn(x)",)).to_flowmod(_Datapath())
     assert parse_probe(probe(0x4F534801, 7, 0x8942)) == (0x4F534801, 7)
     assert parse_probe(probe(0x4F534801, 7, 0x88CC)) == (0x4F534801, 7)
     assert parse_probe(b"\x00" * 60) is None

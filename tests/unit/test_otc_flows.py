@@ -2,9 +2,11 @@
 import pytest
 
 from harmless.otc.bridges import convergence_commands, parse_dump_ports
-from harmless.otc.flows import (OTC_COOKIE, Flow, patch_ofport, push_vlan_acts, translator_flows,
-                                trunk_ofport)
+from harmless import openflow as of
+from harmless.openflow import Flow, push_vlan_act
+from harmless.otc.flows import OTC_COOKIE, patch_ofport, translator_flows, trunk_ofport
 from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
+from tests.lib.fakeoftable import FakeOFNetwork, FakeOFTable
 
 
 def plan(n_switches=1):
@@ -17,6 +19,20 @@ def plan(n_switches=1):
     return Plan(tuple(sws))
 
 
+def hairpin(p: Plan) -> FakeOFNetwork:
+    """br-otc loaded from the exact ovs-ofctl text ``bridges.install_flows`` writes, patched to each switch's br-of;
+    every br-of cross-connects its ports 7 and 10 for frames that arrive untagged or with C-tag 7 (a stand-in for the
+    user's controller: it sees legacy port N as OpenFlow port N)."""
+    switches = {"br-otc": FakeOFTable(name="br-otc").add_ofctl("\n".join(f.to_ofctl() for f in translator_flows(p)))}
+    patches = []
+    for i, sp in p.numbered():
+        brof = [Flow(1, of.match(in_port=a, vlan_vid=v), (of.output_port(b),))
+                for a, b in ((7, 10), (10, 7)) for v in (of.OFPVID_NONE, of.vid_present(7))]
+        switches[sp.bridge] = FakeOFTable(brof, sp.bridge)
+        patches += [(("br-otc", patch_ofport(i, pp.ofport)), (sp.bridge, pp.ofport)) for pp in sp.ports]
+    return FakeOFNetwork(switches, patches)
+
+
 def test_translator_flows_pop_on_ingress_push_on_egress():
     lines = [f.to_ofctl() for f in translator_flows(plan())]
     c = f"cookie={OTC_COOKIE:#x},table=0"
@@ -27,6 +43,14 @@ def test_translator_flows_pop_on_ingress_push_on_egress():
         f"{c},priority=100,in_port=1010,actions=push_vlan:0x8100,set_field:4206->vlan_vid,output:1900",
         f"{c},priority=0,actions=drop",
     ]
+    # packet fate: legacy port 7 (VID 107 on the trunk) -> br-of port 7 untagged -> port 10 -> VID 110 on the trunk
+    net = hairpin(plan())
+    f = net.fate("br-otc", 1900, vlan_vid=of.vid_present(107), eth_src="02:00:00:00:00:07")
+    assert f.ports == [("br-otc", 1900)] and f.meters == []
+    assert f.on("br-otc", 1900)["vlans"] == ((0x8100, 110),) and f.on("br-otc", 1900)["eth_src"] == "02:00:00:00:00:07"
+    assert [(sw, fl.match.in_port) for sw, _, fl in f.hits] == [("br-otc", 1900), ("br-of-sw1", 7), ("br-otc", 1010)]
+    assert net.fate("br-otc", 1900, vlan_vid=of.vid_present(999)).dropped     # a VID nobody owns: the drop entry
+    assert net.fate("br-otc", 1900).dropped                                   # untagged on the trunk: dropped
 
 
 def test_numbering_separates_switches():
@@ -36,6 +60,13 @@ def test_numbering_separates_switches():
     assert len(flows) == 9 and all(f.cookie == OTC_COOKIE for f in flows)
     with pytest.raises(ValueError):
         patch_ofport(1, 900)
+    # the second switch's trunk reaches only the second switch's br-of
+    f = hairpin(plan(2)).fate("br-otc", 2900, vlan_vid=of.vid_present(107))
+    assert f.ports == [("br-otc", 2900)] and {sw for sw, _, _ in f.hits} == {"br-otc", "br-of-sw2"}
+
+
+def push_vlan_acts(vid, tpid=0x8100):
+    return tuple(a.to_ofctl() for a in push_vlan_act(vid, tpid))
 
 
 def test_push_vlan_sets_ofpvid_present():
@@ -43,7 +74,7 @@ def test_push_vlan_sets_ofpvid_present():
     assert push_vlan_acts(5, tpid=0x88A8)[0] == "push_vlan:0x88a8"
     with pytest.raises(ValueError):
         push_vlan_acts(4095)
-    assert Flow(0, (), ()).to_ofctl().endswith("actions=drop")
+    assert Flow(0).to_ofctl().endswith("actions=drop")
 
 
 def test_convergence_sets_secure_ofport_request_and_removes_stale():
@@ -86,6 +117,12 @@ def test_qinq_port_pushes_the_stag_with_the_switch_tpid_and_needs_vlan_limit_2()
     assert "in_port=1900,dl_vlan=110,actions=pop_vlan,output:1010" in lines[2]
     assert lines[3].endswith("in_port=1010,actions=push_vlan:0x88a8,set_field:4206->vlan_vid,output:1900")
     assert lines[1].endswith("actions=push_vlan:0x8100,set_field:4203->vlan_vid,output:1900")   # plain port
+    # packet fate: the S-tag (VID 110) comes off, the customer's C-tag 7 reaches br-of and comes back under a new
+    # S-tag with the switch's TPID
+    f = hairpin(Plan((q,))).fate("br-otc", 1900, vlans=((0x88A8, 110), (0x8100, 7)))
+    assert f.on("br-otc", 1900)["vlans"] == ((0x8100, 107), (0x8100, 7))      # port 7 is a plain (802.1Q) port
+    f = hairpin(Plan((q,))).fate("br-otc", 1900, vlans=((0x8100, 107), (0x8100, 7)))
+    assert f.on("br-otc", 1900)["vlans"] == ((0x88A8, 110), (0x8100, 7))
     cmds = convergence_commands(Plan((q,)), {}, {}, {})
     assert ["set", "Open_vSwitch", ".", "other_config:vlan-limit=2"] in cmds
     assert ["set", "Open_vSwitch", ".", "other_config:vlan-limit=2"] not in convergence_commands(plan(), {}, {}, {})
