@@ -49,9 +49,13 @@ from pathlib import Path
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from harmless import journal
+from harmless import deployment, journal
 from harmless import state as st
-from harmless.errors import HarmlessError
+from harmless.errors import HarmlessError, InputError
+from harmless.health import expected_translator_flows, translator_flows_present
+from harmless.linkwatch import parse_listen as _parse_listen
+from harmless.otc import bridges
+from harmless.ovsstats import parse_pmd_stats
 from harmless.plan import Plan
 
 log = logging.getLogger("harmless.exporter")
@@ -145,25 +149,22 @@ class DevicePoller:
 
     def poll_once(self) -> None:
         """One round over the deployed switches (the state is read afresh)."""
-        from harmless.inventory import Switch
-        from harmless.orchestrator import connect
         try:
-            s = st.load() or {}
+            s = st.load()
         except HarmlessError as e:
             log.warning("state: %s", e)
             return
-        names = [sp["name"] for sp in (s.get("plan") or {}).get("switches", [])]
+        names = [sp["name"] for sp in (s.plan or {}).get("switches", [])] if s else []
         for name in list(self._sessions):
             if name not in names:
                 self._close(name)
         for name in names:
-            rec = s.get("switches", {}).get(name)
-            if rec is None:
+            if name not in s.switches:
                 continue
             res = {"links": {}, "counters": {}, "ok": False, "t": 0.0}
             try:
                 if name not in self._sessions:
-                    self._sessions[name] = connect(Switch.model_validate(rec), f"{s['inventory']}: switch {name}")
+                    self._sessions[name] = deployment.connect_deployed(s, name)
                 drv = self._sessions[name]
                 try:
                     res["links"] = drv.link_states()
@@ -222,10 +223,6 @@ class HarmlessCollector(Collector):
         self._pmd_prev: dict[str, tuple[float, float]] = {}
 
     def collect(self) -> Iterator:  # noqa: C901 - one pass over the deployment, metric by metric
-        from harmless.orchestrator import state_ovs
-        from harmless.otc import bridges
-        from harmless.restore import _translator_flows_present, expected_translator_flows
-
         errors: dict[str, int] = {"state": 0, "ovs": 0, "journal": 0, "pmd": 0}
         port_l = ["switch", "interface", "ofport", "side", "direction"]
         fam = {
@@ -262,13 +259,13 @@ class HarmlessCollector(Collector):
             "pmd_b": GaugeMetricFamily("harmless_pmd_busy_percent",
                                        "PMD busy cycles / all cycles since the previous scrape (%)", labels=["pmd"]),
         }
-        s: dict = {}
+        s = None
         try:
-            s = st.load() or {}
+            s = st.load()
         except HarmlessError as e:
             log.warning("state: %s", e)
             errors["state"] += 1
-        plan = Plan.from_dict(s["plan"]) if s.get("plan") else None
+        plan = Plan.from_dict(s.plan) if s and s.plan else None
         fam["deployed"].add_metric([], 1 if plan else 0)
         devices = self.devices.snapshot() if self.devices else {}
 
@@ -290,9 +287,9 @@ class HarmlessCollector(Collector):
             errors["journal"] += 1
 
         if plan is not None:
-            ovs = state_ovs(s)
+            ovs = deployment.state_ovs(s)
             try:
-                present = _translator_flows_present(ovs, plan)
+                present = translator_flows_present(ovs, plan)
             except HarmlessError as e:
                 log.warning("br-otc: %s", e)
                 present, errors["ovs"] = {}, errors["ovs"] + 1
@@ -319,7 +316,7 @@ class HarmlessCollector(Collector):
                 for p in sp.ports:
                     self._port(fam, sp.name, p.interface, p.ofport, counters.get(p.ofport, {}),
                                ps["ports"].get(p.ofport), dev)
-            if (s.get("ovs") or {}).get("datapath") == "dpdk":
+            if s.ovs is not None and s.ovs.datapath == "dpdk":
                 try:
                     self._pmd(fam, ovs)
                 except HarmlessError as e:
@@ -353,7 +350,6 @@ class HarmlessCollector(Collector):
 
     def _pmd(self, fam: dict, ovs) -> None:
         """PMD cycles (``ovs-appctl dpif-netdev/pmd-stats-show``) and busy % since the previous scrape."""
-        from harmless.bench.ovsstats import parse_pmd_stats
         for t in parse_pmd_stats(ovs.appctl("dpif-netdev/pmd-stats-show", timeout=10)):
             if t.core is None:
                 continue                       # the main thread is no PMD
@@ -371,10 +367,8 @@ class HarmlessCollector(Collector):
 
 def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT`` -> (host, port) for ``--listen`` (raises InputError naming ``--listen``)."""
-    from harmless.linkwatch import parse_listen as _parse
-    from harmless.errors import InputError
     try:
-        return _parse(text)
+        return _parse_listen(text)
     except InputError:
         raise InputError("--listen", f"{text!r} is not HOST:PORT", "give HOST:PORT, e.g. --listen 127.0.0.1:9478")
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from harmless import state as st
+from harmless.deployment import connect_deployed, state_ovs
 from harmless.errors import HarmlessError, InputError
-from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.otc.flows import patch_names
 from harmless.ovs import Ovs
@@ -208,25 +208,23 @@ def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEve
         InputError: nothing is deployed or ``interval`` is below :data:`MIN_INTERVAL`.
         HarmlessError: the syslog port cannot be bound.
     """
-    from harmless.orchestrator import connect, state_ovs
     if interval < MIN_INTERVAL:
         raise InputError("--interval", f"{interval} s is too short for polling a switch",
                          f"use {MIN_INTERVAL} s or more")
     s = st.load()
-    if not s or not s.get("plan"):
+    if not s or not s.plan:
         raise InputError("harmless watch", "nothing is deployed", "run harmless up first")
-    plan = Plan.from_dict(s["plan"])
+    plan = Plan.from_dict(s.plan)
     by_name = {sp.name: sp for sp in plan.switches}
     ovs = state_ovs(s)
     sessions: dict[str, object] = {}
     sock = _listen(syslog) if syslog else None
-    by_ip = _resolve({n: s["switches"][n]["host"] for n in by_name if n in s.get("switches", {})}) if sock else {}
+    by_ip = _resolve({n: s.switches[n]["host"] for n in by_name if n in s.switches}) if sock else {}
 
     def poll(sp: SwitchPlan) -> None:
         try:
             if sp.name not in sessions:
-                sw = Switch.model_validate(s["switches"][sp.name])
-                sessions[sp.name] = connect(sw, f"{s['inventory']}: switch {sp.name}")
+                sessions[sp.name] = connect_deployed(s, sp.name)
             links = sessions[sp.name].link_states()
             seen = time.time()
         except (HarmlessError, NotImplementedError) as e:

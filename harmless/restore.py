@@ -27,9 +27,11 @@ from pathlib import Path
 
 from harmless import journal
 from harmless import state as st
+from harmless.deployment import ref_record, state_ovs
 from harmless.errors import HarmlessError, OvsError
+from harmless.health import expected_translator_flows, translator_flows_present
 from harmless.otc import bridges
-from harmless.ovs import DpdkOptions, Ovs
+from harmless.ovs import Ovs
 from harmless.plan import Plan
 
 Progress = Callable[[str], None]
@@ -47,29 +49,6 @@ class UnfinishedRunError(HarmlessError):
 
 def _quiet(_m: str) -> None:
     pass
-
-
-def restore_ovs(s: dict) -> Ovs:
-    """The OVS instance of a deployment state, with its DPDK options when ``datapath`` is ``dpdk``.
-
-    state.json records the instance (private folder, namespace, datapath) but not the DPDK options: they are read
-    from the inventory's ``server.dpdk`` when the inventory file is still readable, else the defaults of
-    :class:`harmless.ovs.DpdkOptions` apply (and a line says so through the caller's progress).
-    """
-    ref = s.get("ovs") or {}
-    if not ref.get("private"):
-        return Ovs(None)
-    dpdk = None
-    if ref.get("datapath") == "dpdk":
-        dpdk = DpdkOptions()
-        try:
-            from harmless.inventory import load_inventory
-            d = load_inventory(s["inventory"]).server.dpdk
-            dpdk = DpdkOptions(hugepages=d.hugepages, socket_mem_mb=d.socket_mem_mb, lcore_mask=d.lcore_mask,
-                               pmd_cpu_mask=d.pmd_cpu_mask)
-        except (HarmlessError, OSError, KeyError):
-            pass
-    return Ovs(Path(ref["base_dir"]), netns=ref.get("netns"), dpdk=dpdk)
 
 
 def _check_netns(ovs: Ovs) -> None:
@@ -125,12 +104,12 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
         if not dry_run:
             journal.archive("interrupted")
     s = st.load()
-    if not s or not s.get("plan"):
+    if not s or not s.plan:
         progress("nothing deployed (no state): nothing to restore")
         return {"restored": False, "reason": "nothing deployed", "switches": {}, "ovs": {},
                 "seconds": round(time.monotonic() - t0, 2), "finished_journal": finished}
-    plan = Plan.from_dict(s["plan"])
-    ovs = restore_ovs(s)
+    plan = Plan.from_dict(s.plan)
+    ovs = state_ovs(s)
     _check_netns(ovs)
     started = []
     if ovs.private:
@@ -151,7 +130,7 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
                 "seconds": round(time.monotonic() - t0, 2), "finished_journal": finished}
     j = journal.Journal("restore", progress)
     j.record("restore.begin", switches=[sp.name for sp in plan.switches])
-    j.record("server.build", ovs=s.get("ovs"), created_ovs=False, bridges=[sp.bridge for sp in plan.switches])
+    j.record("server.build", ovs=ref_record(s.ovs) if s.ovs else None, created_ovs=False, bridges=[sp.bridge for sp in plan.switches])
     if started:
         progress(f"{','.join(sp.name for sp in plan.switches)}: starting {' and '.join(started)} of HARMLESS's "
                  f"Open vSwitch in {ovs.base_dir}")
@@ -165,7 +144,7 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
     held = bridges.held_down(ovs)
     connected = _wait_controllers(ovs, plan, wait_controller)
     out = {}
-    present = _translator_flows_present(ovs, plan)
+    present = translator_flows_present(ovs, plan)
     for sp in plan.switches:
         flows = present[sp.name]
         mine = sorted(n for n in held if n.startswith(f"{sp.name}-p"))
@@ -188,40 +167,12 @@ def _before(ovs: Ovs, plan: Plan) -> dict[str, dict]:
         present = set(ovs.vsctl("list-br", timeout=10).split()) if ovs.ovsdb_running() else set()
     except OvsError:
         present = set()
-    flows = _translator_flows_present(ovs, plan) if "br-otc" in present and ovs.vswitchd_running() \
+    flows = translator_flows_present(ovs, plan) if "br-otc" in present and ovs.vswitchd_running() \
         else {sp.name: 0 for sp in plan.switches}
     expected = expected_translator_flows(plan)
     return {sp.name: {"bridge": sp.bridge, "bridge_was_present": sp.bridge in present,
                       "translator_flows_before": flows[sp.name],
                       "translator_flows_expected": len(expected[sp.name])} for sp in plan.switches}
-
-
-def flow_key(line: str) -> tuple[frozenset[str], str]:
-    """A flow line (as :meth:`Flow.to_ofctl` renders it or ``ovs-ofctl --no-stats dump-flows`` prints it) as
-    ``(match and priority fields, actions)``, without cookie, table 0 and statistics, so both compare. Pure."""
-    head, _, actions = line.strip().replace(" actions=", ",actions=").partition(",actions=")
-    fields = {f.strip() for f in head.split(",") if f.strip()}
-    fields = {f for f in fields if not f.startswith(("cookie=", "duration=", "n_packets=", "n_bytes=", "idle_age=",
-                                                     "hard_age=")) and f != "table=0"}
-    return frozenset(fields), actions.strip()
-
-
-def expected_translator_flows(plan: Plan) -> dict[str, set[tuple[frozenset[str], str]]]:
-    """Per switch, its br-otc translator flows as :func:`flow_key` keys. Pure."""
-    from harmless.otc.flows import switch_flows
-    return {sp.name: {flow_key(f.to_ofctl()) for f in switch_flows(sp, i)} for i, sp in plan.numbered()}
-
-
-def _translator_flows_present(ovs: Ovs, plan: Plan) -> dict[str, int]:
-    """Per switch, how many of its expected translator flows br-otc holds now."""
-    from harmless.otc.flows import OTC_BRIDGE, OTC_COOKIE
-    try:
-        text = ovs.ofctl("-O", "OpenFlow14", "--no-stats", "dump-flows", OTC_BRIDGE, f"cookie={OTC_COOKIE:#x}/-1",
-                         timeout=10)
-    except OvsError:
-        text = ""
-    got = {flow_key(line) for line in text.splitlines() if "actions=" in line}
-    return {name: len(want & got) for name, want in expected_translator_flows(plan).items()}
 
 
 def _wait_controllers(ovs: Ovs, plan: Plan, timeout: float) -> dict[str, dict[str, bool]]:

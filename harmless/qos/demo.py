@@ -27,6 +27,7 @@ import yaml
 
 from harmless import orchestrator as orch
 from harmless import state as st
+from harmless.deployment import state_ovs
 from harmless.demo import free_port, start_controller, stop_process
 from harmless.errors import HarmlessError, InputError
 from harmless.lab import topology as lab
@@ -169,7 +170,7 @@ def run(seconds: int = 10, name: str = "qosd", progress=lambda m: None) -> dict:
                             "apply_ms": ch["apply_ms"], "effective_s": round(eff, 2) if eff is not None else None}
         live.clear_qos("sw1", rx, progress=progress)
         # CPU of ovs-vswitchd at the same offered load, with and without QoS
-        ovs = orch.state_ovs(st.load())
+        ovs = state_ovs(st.load())
         pid = _vswitchd_pid(ovs)
         hz = os.sysconf("SC_CLK_TCK")
         cpu = {}

@@ -8,7 +8,7 @@ counters, nothing is dropped in between).
 Persistence: the deployed plan in ``state.json`` carries each port's effective QoS (``plan.switches[].ports[].qos``),
 and ``qos_live`` records what was set live: ``{switch: {interface: {"qos": {...} | None, "inventory": {...} | None,
 "time": UTC}}}`` with the inventory's value at that moment. ``harmless up`` re-applies a live setting as long as the
-inventory's ``qos`` of that port is unchanged since (:func:`overlay`); an edited inventory wins. After an
+inventory's ``qos`` of that port is unchanged since (:func:`harmless.qos.deploy.overlay`); an edited inventory wins. After an
 ``ovs-vswitchd`` restart ``harmless up`` (or ``harmless recover``) re-creates the meters, queues and classifiers.
 
 Journal (:mod:`harmless.journal`, op ``qos``): ``qos.begin`` → ``state.save`` → ``server.qos`` → ``qos.end``, each
@@ -26,12 +26,14 @@ from pydantic import ValidationError
 
 from harmless import journal
 from harmless import state as st
+from harmless.deployment import deployed_switch, state_ovs
 from harmless.errors import HarmlessError, InputError, OvsError
-from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.otc import qos as qos_side
 from harmless.plan import Plan, SwitchPlan
+from harmless.qos.deploy import qos_dict as _asdict
 from harmless.qos.model import KERNEL_QDISC_TRUNKS, PortQos, QosSettings, trunk_problem
+from harmless.state import DeploymentState
 
 Progress = Callable[[str], None]
 #: how long ``qos`` commands wait for the state lock (a ``watch`` round holds it for milliseconds)
@@ -42,50 +44,6 @@ def _quiet(_m: str) -> None:
     pass
 
 
-def _asdict(q: PortQos | None) -> dict | None:
-    return asdict(q) if q is not None else None
-
-
-def overlay(plan: Plan, prev_state: dict | None) -> tuple[Plan, dict]:
-    """Re-apply live settings to a freshly computed plan (for ``up``). Pure.
-
-    A live entry of a port is kept when the port is still planned and the inventory's QoS of it (as the new plan
-    has it) equals the inventory value recorded at the live change, or the plan already carries the live value.
-
-    Returns:
-        ``(plan with the live QoS in it, the qos_live entries kept)``.
-    """
-    live = (prev_state or {}).get("qos_live") or {}
-    kept: dict[str, dict] = {}
-    sps = []
-    for sp in plan.switches:
-        mine = live.get(sp.name) or {}
-        ports = []
-        for p in sp.ports:
-            e = mine.get(p.interface)
-            cur = st.jsonable(_asdict(p.qos))
-            if e is not None and (e.get("inventory") == cur or e.get("qos") == cur):
-                p = replace(p, qos=PortQos.from_dict(e.get("qos")))
-                kept.setdefault(sp.name, {})[p.interface] = e
-            ports.append(p)
-        sps.append(replace(sp, ports=tuple(ports)))
-    return Plan(tuple(sps)), kept
-
-
-def check_kernel(inv, src: str) -> None:
-    """Before ``up`` changes anything: refuse ``scheduler: hfsc`` when this kernel cannot create an HFSC qdisc
-    (OVS would log the failure and leave the port unshaped). Raises InputError naming the field."""
-    from harmless.qos.model import uses_hfsc
-    if not uses_hfsc(inv):
-        return
-    ok, why = qos_side.hfsc_supported()
-    if not ok:
-        i, j = next((i, j) for i, sw in enumerate(inv.switches) for j, p in enumerate(sw.access_ports)
-                    if p.qos is not None and p.qos.scheduler == "hfsc")
-        raise InputError(f"{src}: switches[{i}].access_ports[{j}].qos.scheduler", why,
-                         "use scheduler: htb (or a kernel with CONFIG_NET_SCH_HFSC); nothing was changed")
-
-
 def apply_live(ovs, plan: Plan) -> None:
     """Make OVS enforce the plan's QoS: meters and queues first, then the translator flows (one bundle; flows that
     do not change are not touched), then unused meters are deleted. Raises OvsError."""
@@ -94,14 +52,14 @@ def apply_live(ovs, plan: Plan) -> None:
     qos_side.prune_meters(ovs, stale)
 
 
-def _deployed() -> tuple[dict, Plan]:
+def _deployed() -> tuple[DeploymentState, Plan]:
     s = st.load()
-    if not s or not s.get("plan"):
+    if not s or not s.plan:
         raise InputError("harmless qos", "nothing is deployed", "run harmless up -i INVENTORY first")
-    return s, Plan.from_dict(s["plan"])
+    return s, Plan.from_dict(s.plan)
 
 
-def _find(s: dict, plan: Plan, switch: str, interface: str) -> tuple[SwitchPlan, int, int]:
+def _find(s: DeploymentState, plan: Plan, switch: str, interface: str) -> tuple[SwitchPlan, int, int]:
     """``(switch plan, index of the port in it, br-otc switch number)``; names compared canonically per driver.
 
     Raises:
@@ -112,8 +70,7 @@ def _find(s: dict, plan: Plan, switch: str, interface: str) -> tuple[SwitchPlan,
         raise InputError("SWITCH", f"no deployed switch {switch!r} (deployed: {', '.join(sorted(sps))})",
                          "name a switch of the inventory")
     i, sp = sps[switch]
-    rec = (s.get("switches") or {}).get(switch)
-    canon = Switch.model_validate(rec).canonical if rec else (lambda x: x)
+    canon = deployed_switch(s, switch).canonical if s.switches.get(switch) else (lambda x: x)
     for k, p in enumerate(sp.ports):
         if canon(p.interface) == canon(interface) or p.interface.lower() == interface.lower():
             return sp, k, i
@@ -149,7 +106,6 @@ def _check_enforceable(sp: SwitchPlan, k: int, q: PortQos | None, scheduler_give
 
 def _change(switch: str, interface: str, make: Callable[[PortQos | None], PortQos | None], scheduler_given: bool,
             progress: Progress, dry_run: bool) -> dict:
-    from harmless.orchestrator import state_ovs
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         journal.tidy()
         recs = journal.unfinished()
@@ -168,13 +124,13 @@ def _change(switch: str, interface: str, make: Callable[[PortQos | None], PortQo
                   "from": _asdict(port.qos), "to": _asdict(new_q), "dry_run": dry_run}
         if dry_run:
             return result
-        live = {n: dict(v) for n, v in (s.get("qos_live") or {}).items()}
+        live = {n: dict(v) for n, v in s.qos_live.items()}
         prior = (live.get(sp.name) or {}).get(port.interface)
         inv_value = prior["inventory"] if prior else st.jsonable(_asdict(port.qos))
         live.setdefault(sp.name, {})[port.interface] = {
             "qos": st.jsonable(_asdict(new_q)), "inventory": inv_value,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        new_state = {**s, "plan": new_plan.to_dict(), "qos_live": live}
+        new_state = s.model_copy(update={"plan": new_plan.to_dict(), "qos_live": live})
         ovs = state_ovs(s)
         j = journal.Journal("qos", progress)
         t0 = time.monotonic()
@@ -287,11 +243,10 @@ def show(with_counters: bool = True) -> dict:
         burst kbit, packets, band drops; ``queue``: id, trunk, QoS type, Queue other_config, tc class and its
         sent/dropped counters).
     """
-    from harmless.orchestrator import state_ovs
     s = st.load()
-    if not s or not s.get("plan"):
+    if not s or not s.plan:
         return {"deployed": False, "ports": []}
-    plan = Plan.from_dict(s["plan"])
+    plan = Plan.from_dict(s.plan)
     view: dict = {}
     error = None
     if with_counters:
@@ -299,7 +254,7 @@ def show(with_counters: bool = True) -> dict:
             view = qos_side.port_view(state_ovs(s), plan)
         except OvsError as e:
             error = str(e)
-    live = s.get("qos_live") or {}
+    live = s.qos_live
     rows = []
     for sp in plan.switches:
         trunks = {t.switch_port: t.server_interface for t in sp.trunks}
@@ -317,12 +272,11 @@ def finish(recs: list[dict], progress: Progress = _quiet) -> dict:
     """Finish an interrupted ``harmless qos`` run (for ``harmless recover``; the caller holds the lock): make OVS
     enforce what the state says (the state is written before OVS is changed, so it is the intended value or, when the
     run died before writing it, the previous one), then archive the journal."""
-    from harmless.orchestrator import state_ovs
     s = st.load()
     progress(f"finishing {journal.describe(recs)}")
-    if s and s.get("plan"):
+    if s and s.plan:
         ovs = state_ovs(s)
         ovs.start()
-        apply_live(ovs, Plan.from_dict(s["plan"]))
+        apply_live(ovs, Plan.from_dict(s.plan))
     journal.archive("interrupted")
-    return {"recovered": "qos", "applied": bool(s and s.get("plan"))}
+    return {"recovered": "qos", "applied": bool(s and s.plan)}

@@ -12,7 +12,8 @@ import pytest
 from harmless import journal
 from harmless import state as st
 from harmless.exporter import HarmlessCollector, last_runs, parse_port_counters
-from harmless.restore import UnfinishedRunError, flow_key, restore
+from harmless.health import flow_key
+from harmless.restore import UnfinishedRunError, restore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -170,7 +171,7 @@ def test_pmd_busy_percent_is_taken_between_scrapes():
 
 
 def test_device_poller_survives_any_driver_failure_and_keeps_when_it_last_answered(monkeypatch):
-    from harmless import orchestrator
+    from harmless import deployment
     from harmless.exporter import DevicePoller
 
     class Flaky:
@@ -190,9 +191,9 @@ def test_device_poller_survives_any_driver_failure_and_keeps_when_it_last_answer
 
     rec = {"name": "sw1", "driver": "ios", "host": "192.0.2.1", "username": "admin", "password_env": "X",
            "trunks": [{"switch_port": "Gi0/1", "server_interface": "t0"}], "access_ports": ["FastEthernet0/7"]}
-    monkeypatch.setattr(st, "load", lambda: {"plan": {"switches": [{"name": "sw1"}]}, "switches": {"sw1": rec},
-                                             "inventory": "inv.yaml"})
-    monkeypatch.setattr(orchestrator, "connect", lambda sw, where: Flaky())
+    monkeypatch.setattr(st, "load", lambda: st.DeploymentState(plan={"switches": [{"name": "sw1"}]},
+                                                               switches={"sw1": rec}, inventory="inv.yaml"))
+    monkeypatch.setattr(deployment, "connect", lambda sw, where: Flaky())
     p = DevicePoller(interval=0)
     p.poll_once()
     first = p.snapshot()["sw1"]
