@@ -718,9 +718,9 @@ def recover(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> 
             return {"recovered": "nothing"}
         first = recs[0]
         if first.get("op") == "qos":          # an interrupted `harmless qos set/clear`: apply what the state says
-            return qos_live_finish(recs, progress)
+            return qos_live_finish(recs, progress).model_dump(mode="json")
         if first.get("op") == "restore":      # an interrupted harmless restore (server only): run it again
-            return {"recovered": "restore", **restore_locked(progress)}
+            return {"recovered": "restore", **restore_locked(progress).model_dump(mode="json")}
         try:
             s = st.load()
         except StateError:

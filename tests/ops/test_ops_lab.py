@@ -152,10 +152,10 @@ def test_restore_rebuilds_the_server_after_an_ovs_vswitchd_restart(lab2):
     lines: list[str] = []
     res = restore(lines.append)                           # what `harmless restore` (the unit's command) runs
     print("\n" + "\n".join(lines))
-    sw = res["switches"]["sw1"]
-    assert res["restored"] and res["ovs"]["started"] == ["ovs-vswitchd"]
-    assert (sw["bridge_was_present"], sw["translator_flows_before"]) == (False, 0)
-    assert sw["translator_flows"] == sw["translator_flows_expected"] == 4
+    sw = res.switches["sw1"]
+    assert res.restored and res.ovs.started == ["ovs-vswitchd"]
+    assert (sw.bridge_was_present, sw.translator_flows_before) == (False, 0)
+    assert sw.translator_flows == sw.translator_flows_expected == 4
     assert all(line.startswith("sw1: ") for line in lines) and len(lines) == 3    # the unit's journal lines
     assert "br-of-sw1" in ovs.vsctl("list-br").split()
     desc = ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", "br-of-sw1")

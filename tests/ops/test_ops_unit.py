@@ -84,8 +84,8 @@ def test_an_interrupted_restore_is_finished_by_the_next_one(state_dir):
     j = journal.Journal("restore")
     j.record("restore.begin", switches=["sw1"])
     r = restore()                                  # nothing deployed: the stale restore journal is archived
-    assert r["restored"] is False and r["reason"] == "nothing deployed"
-    assert "interrupted harmless restore" in r["finished_journal"]
+    assert r.restored is False and r.reason == "nothing deployed"
+    assert "interrupted harmless restore" in r.finished_journal
     assert journal.unfinished() is None
 
 
@@ -93,7 +93,7 @@ def test_an_interrupted_qos_run_is_finished_by_restore_and_an_up_is_not(state_di
     j = journal.Journal("qos")
     j.record("qos.begin", switch="sw1", interface="FastEthernet0/7")
     r = restore()                                  # server-only: finished by rebuilding from the state
-    assert "interrupted harmless qos" in r["finished_journal"] and journal.unfinished() is None
+    assert "interrupted harmless qos" in r.finished_journal and journal.unfinished() is None
     j = journal.Journal("up")
     j.record("up.begin", switches=["sw1"])
     with pytest.raises(UnfinishedRunError):         # an up touched a switch: reported, not finished

@@ -105,7 +105,7 @@ def test_live_change_keeps_flows_and_is_journaled(qlab):
             if "actions=" in ln][0]
     n_before = int(push.split("n_packets=")[1].split(",")[0])
     r = live.set_qos("sw1", "Fa0/10", egress_mbps=60)
-    assert r["from"]["egress_mbps"] == 30 and r["to"]["egress_mbps"] == 60
+    assert r.from_["egress_mbps"] == 30 and r.to["egress_mbps"] == 60
     assert _queue_rate(ovs) == "60000000"
     assert "ceil 60Mbit" in _tc(ovs, "class", "show", "dev", _trunk_iface(), "classid", "1:b")
     push = [ln for ln in ovs.ofctl("-O", "OpenFlow13", "dump-flows", "br-otc", "in_port=1010").splitlines()
@@ -138,8 +138,8 @@ def test_clear_removes_the_meter_and_its_instruction(qlab):
     live.clear_qos("sw1", TX)
     assert qos_side.parse_meters(ovs.ofctl("-O", "OpenFlow13", "dump-meters", "br-otc")) == {}
     assert "meter:" not in _trace(ovs, f"in_port={TRUNK},dl_vlan=107,dl_type=0x0800")
-    shown = {p["interface"]: p for p in live.show()["ports"]}
-    assert shown[TX]["qos"] is None and shown[RX]["source"] == "live" and shown[RX]["queue"]["id"] == 10
+    shown = {p.interface: p for p in live.show().ports}
+    assert shown[TX].qos is None and shown[RX].source == "live" and shown[RX].queue["id"] == 10
 
 
 def test_killed_qos_set_is_finished_by_recover(qlab):
