@@ -197,7 +197,42 @@ def test_device_poller_survives_any_driver_failure_and_keeps_when_it_last_answer
     p = DevicePoller(interval=0)
     p.poll_once()
     first = p.snapshot()["sw1"]
-    assert first["ok"] and first["links"] == {"FastEthernet0/7": True} and first["t"] > 0
+    assert first.ok and first.links == {"FastEthernet0/7": True} and first.t > 0
     p.poll_once()
     second = p.snapshot()["sw1"]
-    assert second["ok"] is False and second["t"] == first["t"]
+    assert second.ok is False and second.t == first.t
+
+
+def test_typed_results_dump_the_keys_the_cli_printed_before():
+    """restore, qos set/clear/show/finish and watch events: ``model_dump(mode="json")`` has today's keys."""
+    from harmless.linkwatch import LinkEvent
+    from harmless.qos.live import QosChange, QosFinish, QosPortView, QosShow
+    from harmless.restore import RestoreOvs, RestoreResult, SwitchRestore
+    before = SwitchRestore(bridge="br-of-sw1", bridge_was_present=False, translator_flows_before=0,
+                           translator_flows_expected=4)
+    assert RestoreResult(restored=False, reason="nothing deployed").model_dump(mode="json") == {
+        "restored": False, "reason": "nothing deployed", "switches": {}, "ovs": {}, "seconds": 0.0,
+        "finished_journal": None}
+    dry = RestoreResult(restored=False, reason="dry run", switches={"sw1": before},
+                        ovs=RestoreOvs(private=True, started=["ovs-vswitchd"])).model_dump(mode="json")
+    assert list(dry["switches"]["sw1"]) == ["bridge", "bridge_was_present", "translator_flows_before",
+                                            "translator_flows_expected"]
+    assert dry["ovs"] == {"private": True, "started": ["ovs-vswitchd"]}
+    built = before.model_copy(update={"translator_flows": 4, "ports": 2, "held_down": [], "controllers": {}})
+    assert list(built.model_dump(mode="json")) == ["bridge", "bridge_was_present", "translator_flows_before",
+                                                   "translator_flows_expected", "translator_flows", "ports",
+                                                   "held_down", "controllers"]
+    c = QosChange(switch="sw1", interface="Fa0/7", ofport=7, vid=107, from_=None, to={"egress_mbps": 5.0},
+                  dry_run=True)
+    assert list(c.model_dump(mode="json")) == ["switch", "interface", "ofport", "vid", "from", "to", "dry_run"]
+    c.apply_ms = 1.5
+    assert c.model_dump(mode="json")["apply_ms"] == 1.5
+    assert QosShow(deployed=False).model_dump(mode="json") == {"deployed": False, "ports": []}
+    row = QosPortView(switch="sw1", interface="Fa0/7", ofport=7, vid=107, trunk="t0", qos=None, source=None,
+                      meter=None, queue=None)
+    assert QosShow(deployed=True, ports=[row], error="x").model_dump(mode="json")["error"] == "x"
+    assert QosFinish(applied=True).model_dump(mode="json") == {"recovered": "qos", "applied": True}
+    ev = LinkEvent(switch="sw1", interface="Fa0/7", ofport=7, link="down", device_state="down",
+                   detected_at=1.00049, applied_at=1.0126)
+    assert ev.model_dump(mode="json") == {"switch": "sw1", "interface": "Fa0/7", "ofport": 7, "link": "down",
+                                          "device_state": "down", "detected_at": 1.0, "applied_at": 1.013}
