@@ -329,25 +329,6 @@ class HarmlessCollector(Collector):
                 log.warning("pmd-stats-show: %s", e)
                 errors["pmd"] += 1
 
-    @staticmethod
-    def _port(fam: dict, switch: str, interface: str, ofport: int, br_of: dict[str, int], info: dict | None,
-              dev: DeviceSnapshot | None) -> None:
-        """Add one migrated port's counters and link states (br-of side, and the device's when polled)."""
-        lab = [switch, interface, str(ofport)]
-        sides = {"br_of": br_of}
-        if dev is not None and dev.ok and interface in dev.counters:
-            sides["device"] = dev.counters[interface]
-        for side, c in sides.items():
-            for d in ("rx", "tx"):
-                for key in ("packets", "bytes", "dropped"):
-                    if f"{d}_{key}" in c:
-                        fam[key].add_metric([*lab, side, d], c[f"{d}_{key}"])
-        if info is not None:
-            fam["link"].add_metric([*lab, "br_of"], 1 if "LIVE" in info["br_of_state"].split() else 0)
-            fam["blocked"].add_metric(lab, 1 if info["blocked_by_watch"] else 0)
-        if dev is not None and dev.ok and interface in dev.links:
-            fam["link"].add_metric([*lab, "device"], 1 if dev.links[interface] == "up" else 0)
-
     def _pmd(self, fam: dict, ovs: Ovs) -> None:
         """PMD cycles (``ovs-appctl dpif-netdev/pmd-stats-show``) and busy % since the previous scrape."""
         for t in parse_pmd_stats(ovs.appctl("dpif-netdev/pmd-stats-show", timeout=10)):
@@ -400,8 +381,27 @@ def _switch_metrics(fam: dict, ovs: Ovs, sp: SwitchPlan, dev: DeviceSnapshot | N
         fam["dev_ok"].add_metric([sp.name], 1 if dev.ok else 0)
         fam["dev_t"].add_metric([sp.name], dev.t)
     for p in sp.ports:
-        HarmlessCollector._port(fam, sp.name, p.interface, p.ofport, counters.get(p.ofport, {}),
-                                ps["ports"].get(p.ofport), dev)
+        _port_metrics(fam, sp.name, p.interface, p.ofport, counters.get(p.ofport, {}), ps["ports"].get(p.ofport),
+                      dev)
+
+
+def _port_metrics(fam: dict, switch: str, interface: str, ofport: int, br_of: dict[str, int], info: dict | None,
+                  dev: DeviceSnapshot | None) -> None:
+    """Add one migrated port's counters and link states (br-of side, and the device's when polled)."""
+    lab = [switch, interface, str(ofport)]
+    sides = {"br_of": br_of}
+    if dev is not None and dev.ok and interface in dev.counters:
+        sides["device"] = dev.counters[interface]
+    for side, c in sides.items():
+        for d in ("rx", "tx"):
+            for key in ("packets", "bytes", "dropped"):
+                if f"{d}_{key}" in c:
+                    fam[key].add_metric([*lab, side, d], c[f"{d}_{key}"])
+    if info is not None:
+        fam["link"].add_metric([*lab, "br_of"], 1 if "LIVE" in info["br_of_state"].split() else 0)
+        fam["blocked"].add_metric(lab, 1 if info["blocked_by_watch"] else 0)
+    if dev is not None and dev.ok and interface in dev.links:
+        fam["link"].add_metric([*lab, "device"], 1 if dev.links[interface] == "up" else 0)
 
 
 def parse_listen(text: str) -> tuple[str, int]:

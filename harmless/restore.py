@@ -61,6 +61,10 @@ def _check_netns(ovs: Ovs) -> None:
                        "run harmless restore again")
 
 
+#: the keys of :class:`SwitchRestore` known before the rebuild (a dry run dumps only these)
+_BEFORE_KEYS = ("bridge", "bridge_was_present", "translator_flows_before", "translator_flows_expected")
+
+
 class SwitchRestore(BaseModel):
     """One switch in :class:`RestoreResult`: what was there before (always) and what was rebuilt (not on a dry run).
 
@@ -91,8 +95,6 @@ class SwitchRestore(BaseModel):
         d = handler(self)
         return {k: v for k, v in d.items() if v is not None or k in _BEFORE_KEYS}
 
-
-_BEFORE_KEYS = ("bridge", "bridge_was_present", "translator_flows_before", "translator_flows_expected")
 
 
 class RestoreOvs(BaseModel):
