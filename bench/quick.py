@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Callable
 
 from harmless import procs
-from harmless.bench.ovsstats import parse_pmd_stats, summarize
+from harmless.bench.ovsstats import summarize
+from harmless.ovsstats import parse_pmd_stats
 from harmless.bench.sut import (PAIRS, Progress, SessionBase, Systems, _noop, baseline_forwarder_options,
                                 generator_ports)
 from harmless.bench.testpmd import Testpmd, TestpmdOptions, VirtioPort, txpkts_for

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from harmless.bench.hlbgen import Hlbgen
 from harmless.bench.latency import Latency
-from harmless.bench.ovsstats import parse_pmd_stats, summarize
+from harmless.bench.ovsstats import summarize
+from harmless.ovsstats import parse_pmd_stats
 from harmless.bench.search import zero_loss_search
 from harmless.bench.sut import PAIRS, VID_A, Progress, SessionBase, Systems, _noop, generator_ports
 from harmless.bench.traffic import traffic_for, write_templates

@@ -18,12 +18,10 @@ sharing a trunk must fit its speed (the paper, Sec. III.B, puts 12 1G ports on o
 """
 from __future__ import annotations
 
-import math
+from harmless.cost.capacity import PORT_SPEEDS, access_ports  # the formula the CAPEX model prices with
 
 #: access-port loads the sizing table answers for (fraction of line rate)
 LOADS = (0.05, 0.1, 0.25, 0.5, 1.0)
-#: access port speeds in Gbit/s
-PORT_SPEEDS = {"1G": 1.0, "10G": 10.0}
 
 
 def per_core(result: dict, hz: float) -> dict:
@@ -44,13 +42,6 @@ def per_core(result: dict, hz: float) -> dict:
     return {"mpps_per_core": round(mpps, 3), "gbps_per_core": round(mpps * bits / 1e3, 3),
             "measured_mpps": round(meas, 3), "measured_gbps": round(meas * bits / 1e3, 3),
             "mean_frame_bytes": round(bits / 8, 1), "cycles_per_packet": round(cyc, 1)}
-
-
-def access_ports(gbps: float, speed_gbps: float, load: float) -> int:
-    """Access ports of ``speed_gbps`` at average ``load`` (0..1] that ``gbps`` of server capacity carries."""
-    if gbps <= 0 or speed_gbps <= 0 or not 0 < load <= 1:
-        return 0
-    return math.floor(gbps / (speed_gbps * load) + 1e-9)
 
 
 def sizing(results: dict[str, dict], hz: float, cores: int = 1, loads: tuple[float, ...] = LOADS) -> dict:

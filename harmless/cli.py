@@ -206,10 +206,10 @@ def down(as_json):
     """
     _need_root()
     from harmless import orchestrator
-    from harmless.state import StateError
+    from harmless import state as st
     try:
-        n = len((orchestrator.st.load() or {}).get("switches", {}))
-    except StateError:
+        n = len(s.switches) if (s := st.load()) else 0
+    except st.StateError:
         n = 0
     with _fleet_bar(n, as_json, "harmless down") as on_switch:
         r = orchestrator.down(_progress(as_json), on_switch=on_switch)

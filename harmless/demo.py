@@ -19,6 +19,7 @@ import yaml
 
 from harmless import orchestrator as orch
 from harmless import state as st
+from harmless.deployment import state_ovs
 from harmless.errors import HarmlessError, InputError
 from harmless.lab import topology as lab
 from harmless.otc import bridges
@@ -129,9 +130,9 @@ def run_demo(progress=lambda m: None, lab_name: str = "demo", hosts: tuple[int, 
         s = orch.status(with_device=False)
         summary["ports"] = s["switches"][0]["ports"]
         state_now = st.load()
-        ovs = orch.state_ovs(state_now)
+        ovs = state_ovs(state_now)
         summary["hairpinned_packets"] = bridges.otc_hairpinned_packets(ovs)
-        sp = Plan.from_dict(state_now["plan"]).switches[0]
+        sp = Plan.from_dict(state_now.plan).switches[0]
         a, b = sp.ports[0], sp.ports[-1]
         trace = ovs.appctl("ofproto/trace", "br-otc",
                            f"in_port={trunk_ofport(1, 0)},dl_vlan={a.vid},dl_src={lab.host_mac(a.ofport)},"

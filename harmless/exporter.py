@@ -44,15 +44,24 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from prometheus_client import ProcessCollector, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from harmless import journal
+from harmless import deployment, journal
 from harmless import state as st
-from harmless.errors import HarmlessError
-from harmless.plan import Plan
+from harmless.errors import HarmlessError, InputError
+from harmless.health import expected_translator_flows, translator_flows_present
+from harmless.linkwatch import Sessions
+from harmless.linkwatch import parse_listen as _parse_listen
+from harmless.otc import bridges
+from harmless.ovs import Ovs
+from harmless.ovsstats import parse_pmd_stats
+from harmless.plan import Plan, SwitchPlan
+from harmless.state import DeploymentState
 
 log = logging.getLogger("harmless.exporter")
 
@@ -129,67 +138,78 @@ def last_runs(journal_dir: Path, limit: int = JOURNALS_READ) -> dict[tuple[str, 
     return out
 
 
+@dataclass
+class DeviceSnapshot:
+    """One switch's last device poll (:class:`DevicePoller`).
+
+    Attributes:
+        links: ``{interface: "up" | "down" | "admin-down"}`` (driver ``link_states()``; empty when not supported).
+        counters: ``{interface: {"rx_packets", "rx_bytes", "rx_dropped", ..., "tx_...": int}}`` (driver
+            ``interface_counters()``; empty when not supported).
+        ok: the last poll answered.
+        t: when the device last answered (UNIX s; 0.0: never).
+    """
+
+    links: dict = field(default_factory=dict)
+    counters: dict = field(default_factory=dict)
+    ok: bool = False
+    t: float = 0.0
+
+
 class DevicePoller:
     """Reads every deployed switch's link states and counters every ``interval`` seconds (a daemon thread).
 
-    Results: :attr:`results` ``{switch: {"links": {iface: state}, "counters": {iface: {...}}, "ok": bool,
-    "t": UNIX seconds}}``. Sessions are kept open between polls and reopened after an error.
+    Results: :attr:`results` ``{switch: DeviceSnapshot}``. Sessions are kept open between polls and reopened after
+    an error (:class:`harmless.linkwatch.Sessions`).
     """
 
     def __init__(self, interval: float = DEFAULT_DEVICE_INTERVAL):
         self.interval = interval
-        self.results: dict[str, dict] = {}
-        self._sessions: dict[str, object] = {}
+        self.results: dict[str, DeviceSnapshot] = {}
+        self._sessions = Sessions()
         self._stop = threading.Event()
         self._lock = threading.Lock()
 
     def poll_once(self) -> None:
         """One round over the deployed switches (the state is read afresh)."""
-        from harmless.inventory import Switch
-        from harmless.orchestrator import connect
         try:
-            s = st.load() or {}
+            s = st.load()
         except HarmlessError as e:
             log.warning("state: %s", e)
             return
-        names = [sp["name"] for sp in (s.get("plan") or {}).get("switches", [])]
-        for name in list(self._sessions):
+        names = [sp["name"] for sp in (s.plan or {}).get("switches", [])] if s else []
+        for name in self._sessions.names():
             if name not in names:
-                self._close(name)
+                self._sessions.drop(name)
         for name in names:
-            rec = s.get("switches", {}).get(name)
-            if rec is None:
+            if name not in s.switches:
                 continue
-            res = {"links": {}, "counters": {}, "ok": False, "t": 0.0}
-            try:
-                if name not in self._sessions:
-                    self._sessions[name] = connect(Switch.model_validate(rec), f"{s['inventory']}: switch {name}")
-                drv = self._sessions[name]
-                try:
-                    res["links"] = drv.link_states()
-                except NotImplementedError:
-                    pass
-                try:
-                    res["counters"] = drv.interface_counters()
-                except NotImplementedError:
-                    pass
-                res["ok"], res["t"] = True, time.time()
-            except Exception as e:  # noqa: BLE001 - any failure (driver, bad record) must show as ok=0, not end the thread
-                log.warning("%s: device poll failed: %s", name, e)
-                self._close(name)
-                res["t"] = (self.results.get(name) or {}).get("t", 0.0)   # when it last answered
+            res = self._poll(s, name)
             with self._lock:
                 self.results[name] = res
 
-    def _close(self, name: str) -> None:
-        drv = self._sessions.pop(name, None)
-        if drv is not None:
+    def _poll(self, s: DeploymentState, name: str) -> DeviceSnapshot:
+        """One switch's poll; any failure (driver, bad record) shows as ``ok`` False, never ends the thread."""
+        res = DeviceSnapshot()
+        try:
+            drv = self._sessions.get(s, name)
             try:
-                drv.close()
-            except Exception:  # noqa: BLE001 - closing a dead session
+                res.links = drv.link_states()
+            except NotImplementedError:
                 pass
+            try:
+                res.counters = drv.interface_counters()
+            except NotImplementedError:
+                pass
+            res.ok, res.t = True, time.time()
+        except Exception as e:  # noqa: BLE001 - any failure (driver, bad record) must show as ok=0, not end the thread
+            log.warning("%s: device poll failed: %s", name, e)
+            self._sessions.drop(name)
+            last = self.results.get(name)
+            res.t = last.t if last is not None else 0.0     # when it last answered
+        return res
 
-    def snapshot(self) -> dict[str, dict]:
+    def snapshot(self) -> dict[str, DeviceSnapshot]:
         with self._lock:
             return dict(self.results)
 
@@ -198,8 +218,7 @@ class DevicePoller:
         while not self._stop.is_set():
             self.poll_once()
             self._stop.wait(self.interval)
-        for name in list(self._sessions):
-            self._close(name)
+        self._sessions.close_all()
 
     def start(self) -> threading.Thread:
         t = threading.Thread(target=self.run, name="harmless-device-poller", daemon=True)
@@ -208,6 +227,47 @@ class DevicePoller:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+_PORT_LABELS = ["switch", "interface", "ofport", "side", "direction"]
+#: the metric families of one scrape: ``{key: (family class, name, help, labels)}`` (the module doc lists them)
+_FAMILIES: dict[str, tuple[type, str, str, list[str]]] = {
+    "deployed": (GaugeMetricFamily, "harmless_deployed", "1 when a HARMLESS plan is deployed", []),
+    "packets": (CounterMetricFamily, "harmless_port_packets", "packets per migrated port", _PORT_LABELS),
+    "bytes": (CounterMetricFamily, "harmless_port_bytes", "bytes per migrated port", _PORT_LABELS),
+    "dropped": (CounterMetricFamily, "harmless_port_dropped", "drops per migrated port", _PORT_LABELS),
+    "link": (GaugeMetricFamily, "harmless_port_link_up", "1 when the link is up, 0 when down",
+             ["switch", "interface", "ofport", "source"]),
+    "blocked": (GaugeMetricFamily, "harmless_port_blocked_by_watch",
+                "1 while harmless watch holds the br-of port link-down", ["switch", "interface", "ofport"]),
+    "ctl": (GaugeMetricFamily, "harmless_controller_connected", "1 when the controller is connected",
+            ["switch", "bridge", "target"]),
+    "role": (GaugeMetricFamily, "harmless_controller_role", "the controller's OpenFlow role (info, always 1)",
+             ["switch", "target", "role"]),
+    "flows": (GaugeMetricFamily, "harmless_translator_flows", "translator flows of the switch on br-otc",
+              ["switch"]),
+    "flows_exp": (GaugeMetricFamily, "harmless_translator_flows_expected",
+                  "translator flows the plan has for the switch", ["switch"]),
+    "run_t": (GaugeMetricFamily, "harmless_last_run_timestamp_seconds",
+              "end of the last up/down that included the switch", ["switch", "op"]),
+    "run_ok": (GaugeMetricFamily, "harmless_last_run_success", "1 when that run ended well for the switch",
+               ["switch", "op"]),
+    "unfinished": (GaugeMetricFamily, "harmless_journal_unfinished",
+                   "1 when an interrupted run's journal names the switch (switch=* any)", ["switch"]),
+    "dev_ok": (GaugeMetricFamily, "harmless_device_poll_success", "1 when the last device poll answered",
+               ["switch"]),
+    "dev_t": (GaugeMetricFamily, "harmless_device_poll_timestamp_seconds",
+              "when the device last answered a poll (0: never)", ["switch"]),
+    "pmd_c": (CounterMetricFamily, "harmless_pmd_cycles", "OVS-DPDK PMD thread cycles", ["pmd", "kind"]),
+    "pmd_b": (GaugeMetricFamily, "harmless_pmd_busy_percent",
+              "PMD busy cycles / all cycles since the previous scrape (%)", ["pmd"]),
+}
+
+
+def _families() -> dict:
+    """Fresh, empty metric families of one scrape (:data:`_FAMILIES`)."""
+    return {k: cls(name, doc, labels=labels) if labels else cls(name, doc)
+            for k, (cls, name, doc, labels) in _FAMILIES.items()}
 
 
 class HarmlessCollector(Collector):
@@ -221,110 +281,25 @@ class HarmlessCollector(Collector):
         self.devices = devices
         self._pmd_prev: dict[str, tuple[float, float]] = {}
 
-    def collect(self) -> Iterator:  # noqa: C901 - one pass over the deployment, metric by metric
-        from harmless.orchestrator import state_ovs
-        from harmless.otc import bridges
-        from harmless.restore import _translator_flows_present, expected_translator_flows
-
+    def collect(self) -> Iterator:
         errors: dict[str, int] = {"state": 0, "ovs": 0, "journal": 0, "pmd": 0}
-        port_l = ["switch", "interface", "ofport", "side", "direction"]
-        fam = {
-            "deployed": GaugeMetricFamily("harmless_deployed", "1 when a HARMLESS plan is deployed"),
-            "packets": CounterMetricFamily("harmless_port_packets", "packets per migrated port", labels=port_l),
-            "bytes": CounterMetricFamily("harmless_port_bytes", "bytes per migrated port", labels=port_l),
-            "dropped": CounterMetricFamily("harmless_port_dropped", "drops per migrated port", labels=port_l),
-            "link": GaugeMetricFamily("harmless_port_link_up", "1 when the link is up, 0 when down",
-                                      labels=["switch", "interface", "ofport", "source"]),
-            "blocked": GaugeMetricFamily("harmless_port_blocked_by_watch",
-                                         "1 while harmless watch holds the br-of port link-down",
-                                         labels=["switch", "interface", "ofport"]),
-            "ctl": GaugeMetricFamily("harmless_controller_connected", "1 when the controller is connected",
-                                     labels=["switch", "bridge", "target"]),
-            "role": GaugeMetricFamily("harmless_controller_role", "the controller's OpenFlow role (info, always 1)",
-                                      labels=["switch", "target", "role"]),
-            "flows": GaugeMetricFamily("harmless_translator_flows", "translator flows of the switch on br-otc",
-                                       labels=["switch"]),
-            "flows_exp": GaugeMetricFamily("harmless_translator_flows_expected",
-                                           "translator flows the plan has for the switch", labels=["switch"]),
-            "run_t": GaugeMetricFamily("harmless_last_run_timestamp_seconds",
-                                       "end of the last up/down that included the switch", labels=["switch", "op"]),
-            "run_ok": GaugeMetricFamily("harmless_last_run_success", "1 when that run ended well for the switch",
-                                        labels=["switch", "op"]),
-            "unfinished": GaugeMetricFamily("harmless_journal_unfinished",
-                                            "1 when an interrupted run's journal names the switch (switch=* any)",
-                                            labels=["switch"]),
-            "dev_ok": GaugeMetricFamily("harmless_device_poll_success", "1 when the last device poll answered",
-                                        labels=["switch"]),
-            "dev_t": GaugeMetricFamily("harmless_device_poll_timestamp_seconds", "when the device last answered a poll (0: never)",
-                                       labels=["switch"]),
-            "pmd_c": CounterMetricFamily("harmless_pmd_cycles", "OVS-DPDK PMD thread cycles",
-                                         labels=["pmd", "kind"]),
-            "pmd_b": GaugeMetricFamily("harmless_pmd_busy_percent",
-                                       "PMD busy cycles / all cycles since the previous scrape (%)", labels=["pmd"]),
-        }
-        s: dict = {}
+        fam = _families()
+        s = None
         try:
-            s = st.load() or {}
+            s = st.load()
         except HarmlessError as e:
             log.warning("state: %s", e)
             errors["state"] += 1
-        plan = Plan.from_dict(s["plan"]) if s.get("plan") else None
+        plan = Plan.from_dict(s.plan) if s and s.plan else None
         fam["deployed"].add_metric([], 1 if plan else 0)
         devices = self.devices.snapshot() if self.devices else {}
-
-        # journal: unfinished and the last runs
         try:
-            recs = journal.unfinished()
-            pending = recs if recs and not journal.is_finished(recs) else None
-            named = set(journal.touched_switches(pending or []))
-            if pending:
-                named |= set(pending[0].get("switches") or [])
-            fam["unfinished"].add_metric(["*"], 1 if pending else 0)
-            for name in sorted(named | {sp.name for sp in (plan.switches if plan else ())}):
-                fam["unfinished"].add_metric([name], 1 if name in named else 0)
-            for (name, op), (t_end, ok) in sorted(last_runs(st.state_dir() / "journal").items()):
-                fam["run_t"].add_metric([name, op], t_end)
-                fam["run_ok"].add_metric([name, op], 1 if ok else 0)
+            _journal_metrics(fam, plan)
         except (HarmlessError, OSError) as e:
             log.warning("journal: %s", e)
             errors["journal"] += 1
-
         if plan is not None:
-            ovs = state_ovs(s)
-            try:
-                present = _translator_flows_present(ovs, plan)
-            except HarmlessError as e:
-                log.warning("br-otc: %s", e)
-                present, errors["ovs"] = {}, errors["ovs"] + 1
-            expected = expected_translator_flows(plan)
-            for sp in plan.switches:
-                fam["flows_exp"].add_metric([sp.name], len(expected[sp.name]))
-                if sp.name in present:
-                    fam["flows"].add_metric([sp.name], present[sp.name])
-                try:
-                    ps = bridges.port_status(ovs, sp)
-                    counters = parse_port_counters(ovs.ofctl("-O", "OpenFlow13", "dump-ports", sp.bridge,
-                                                             timeout=10))
-                except HarmlessError as e:
-                    log.warning("%s: %s: %s", sp.name, sp.bridge, e)
-                    errors["ovs"] += 1
-                    ps, counters = {"ports": {}, "controllers": []}, {}
-                for c in ps["controllers"]:
-                    fam["ctl"].add_metric([sp.name, sp.bridge, c["target"]], 1 if c["is_connected"] else 0)
-                    fam["role"].add_metric([sp.name, c["target"], c["role"]], 1)
-                dev = devices.get(sp.name)
-                if dev is not None:
-                    fam["dev_ok"].add_metric([sp.name], 1 if dev["ok"] else 0)
-                    fam["dev_t"].add_metric([sp.name], dev["t"])
-                for p in sp.ports:
-                    self._port(fam, sp.name, p.interface, p.ofport, counters.get(p.ofport, {}),
-                               ps["ports"].get(p.ofport), dev)
-            if (s.get("ovs") or {}).get("datapath") == "dpdk":
-                try:
-                    self._pmd(fam, ovs)
-                except HarmlessError as e:
-                    log.warning("pmd-stats-show: %s", e)
-                    errors["pmd"] += 1
+            self._deployment_metrics(fam, s, plan, devices, errors)
         yield from fam.values()
         err = GaugeMetricFamily("harmless_exporter_scrape_errors", "errors in the last scrape (see the log)",
                                 labels=["part"])
@@ -332,28 +307,30 @@ class HarmlessCollector(Collector):
             err.add_metric([part], n)
         yield err
 
-    @staticmethod
-    def _port(fam: dict, switch: str, interface: str, ofport: int, br_of: dict[str, int], info: dict | None,
-              dev: dict | None) -> None:
-        """Add one migrated port's counters and link states (br-of side, and the device's when polled)."""
-        lab = [switch, interface, str(ofport)]
-        sides = {"br_of": br_of}
-        if dev is not None and dev["ok"] and interface in dev["counters"]:
-            sides["device"] = dev["counters"][interface]
-        for side, c in sides.items():
-            for d in ("rx", "tx"):
-                for key in ("packets", "bytes", "dropped"):
-                    if f"{d}_{key}" in c:
-                        fam[key].add_metric([*lab, side, d], c[f"{d}_{key}"])
-        if info is not None:
-            fam["link"].add_metric([*lab, "br_of"], 1 if "LIVE" in info["br_of_state"].split() else 0)
-            fam["blocked"].add_metric(lab, 1 if info["blocked_by_watch"] else 0)
-        if dev is not None and dev["ok"] and interface in dev["links"]:
-            fam["link"].add_metric([*lab, "device"], 1 if dev["links"][interface] == "up" else 0)
+    def _deployment_metrics(self, fam: dict, s: DeploymentState, plan: Plan, devices: dict[str, DeviceSnapshot],
+                            errors: dict[str, int]) -> None:
+        """Translator flows, per-switch and per-port metrics of the deployed plan, PMD metrics on OVS-DPDK."""
+        ovs = deployment.state_ovs(s)
+        try:
+            present = translator_flows_present(ovs, plan)
+        except HarmlessError as e:
+            log.warning("br-otc: %s", e)
+            present, errors["ovs"] = {}, errors["ovs"] + 1
+        expected = expected_translator_flows(plan)
+        for sp in plan.switches:
+            fam["flows_exp"].add_metric([sp.name], len(expected[sp.name]))
+            if sp.name in present:
+                fam["flows"].add_metric([sp.name], present[sp.name])
+            _switch_metrics(fam, ovs, sp, devices.get(sp.name), errors)
+        if s.ovs is not None and s.ovs.datapath == "dpdk":
+            try:
+                self._pmd(fam, ovs)
+            except HarmlessError as e:
+                log.warning("pmd-stats-show: %s", e)
+                errors["pmd"] += 1
 
-    def _pmd(self, fam: dict, ovs) -> None:
+    def _pmd(self, fam: dict, ovs: Ovs) -> None:
         """PMD cycles (``ovs-appctl dpif-netdev/pmd-stats-show``) and busy % since the previous scrape."""
-        from harmless.bench.ovsstats import parse_pmd_stats
         for t in parse_pmd_stats(ovs.appctl("dpif-netdev/pmd-stats-show", timeout=10)):
             if t.core is None:
                 continue                       # the main thread is no PMD
@@ -369,19 +346,74 @@ class HarmlessCollector(Collector):
             self._pmd_prev[t.thread] = (busy, idle)
 
 
+def _journal_metrics(fam: dict, plan: Plan | None) -> None:
+    """An unfinished journal (per switch it names or deploys, and ``*``) and the last up/down per switch.
+
+    Raises:
+        HarmlessError, OSError: the journal cannot be read.
+    """
+    recs = journal.unfinished()
+    pending = recs if recs and not journal.is_finished(recs) else None
+    named = set(journal.touched_switches(pending or []))
+    if pending:
+        named |= set(pending[0].get("switches") or [])
+    fam["unfinished"].add_metric(["*"], 1 if pending else 0)
+    for name in sorted(named | {sp.name for sp in (plan.switches if plan else ())}):
+        fam["unfinished"].add_metric([name], 1 if name in named else 0)
+    for (name, op), (t_end, ok) in sorted(last_runs(st.state_dir() / "journal").items()):
+        fam["run_t"].add_metric([name, op], t_end)
+        fam["run_ok"].add_metric([name, op], 1 if ok else 0)
+
+
+def _switch_metrics(fam: dict, ovs: Ovs, sp: SwitchPlan, dev: DeviceSnapshot | None, errors: dict[str, int]) -> None:
+    """One switch's controllers, device poll and per-port metrics (its br-of read once)."""
+    try:
+        ps = bridges.port_status(ovs, sp)
+        counters = parse_port_counters(ovs.ofctl("-O", "OpenFlow13", "dump-ports", sp.bridge, timeout=10))
+    except HarmlessError as e:
+        log.warning("%s: %s: %s", sp.name, sp.bridge, e)
+        errors["ovs"] += 1
+        ps, counters = {"ports": {}, "controllers": []}, {}
+    for c in ps["controllers"]:
+        fam["ctl"].add_metric([sp.name, sp.bridge, c["target"]], 1 if c["is_connected"] else 0)
+        fam["role"].add_metric([sp.name, c["target"], c["role"]], 1)
+    if dev is not None:
+        fam["dev_ok"].add_metric([sp.name], 1 if dev.ok else 0)
+        fam["dev_t"].add_metric([sp.name], dev.t)
+    for p in sp.ports:
+        _port_metrics(fam, sp.name, p.interface, p.ofport, counters.get(p.ofport, {}), ps["ports"].get(p.ofport),
+                      dev)
+
+
+def _port_metrics(fam: dict, switch: str, interface: str, ofport: int, br_of: dict[str, int], info: dict | None,
+                  dev: DeviceSnapshot | None) -> None:
+    """Add one migrated port's counters and link states (br-of side, and the device's when polled)."""
+    lab = [switch, interface, str(ofport)]
+    sides = {"br_of": br_of}
+    if dev is not None and dev.ok and interface in dev.counters:
+        sides["device"] = dev.counters[interface]
+    for side, c in sides.items():
+        for d in ("rx", "tx"):
+            for key in ("packets", "bytes", "dropped"):
+                if f"{d}_{key}" in c:
+                    fam[key].add_metric([*lab, side, d], c[f"{d}_{key}"])
+    if info is not None:
+        fam["link"].add_metric([*lab, "br_of"], 1 if "LIVE" in info["br_of_state"].split() else 0)
+        fam["blocked"].add_metric(lab, 1 if info["blocked_by_watch"] else 0)
+    if dev is not None and dev.ok and interface in dev.links:
+        fam["link"].add_metric([*lab, "device"], 1 if dev.links[interface] == "up" else 0)
+
+
 def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT`` -> (host, port) for ``--listen`` (raises InputError naming ``--listen``)."""
-    from harmless.linkwatch import parse_listen as _parse
-    from harmless.errors import InputError
     try:
-        return _parse(text)
+        return _parse_listen(text)
     except InputError:
         raise InputError("--listen", f"{text!r} is not HOST:PORT", "give HOST:PORT, e.g. --listen 127.0.0.1:9478")
 
 
 def registry(devices: DevicePoller | None) -> CollectorRegistry:
     """A registry with the HARMLESS collector (and the exporter's own process metrics)."""
-    from prometheus_client import ProcessCollector
     reg = CollectorRegistry(auto_describe=False)
     reg.register(HarmlessCollector(devices))
     ProcessCollector(registry=reg)
@@ -394,7 +426,6 @@ def serve(listen: tuple[str, int], device_interval: float, stop: threading.Event
     Raises:
         HarmlessError: the address cannot be bound.
     """
-    from prometheus_client import start_http_server
     devices = DevicePoller(device_interval) if device_interval > 0 else None
     try:
         server, thread = start_http_server(listen[1], addr=listen[0], registry=registry(devices))

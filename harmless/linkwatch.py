@@ -23,36 +23,56 @@ import re
 import select
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
+from pydantic import BaseModel, ConfigDict, field_serializer
+
 from harmless import state as st
+from harmless.deployment import connect_deployed, deployed_switch, state_ovs
 from harmless.errors import HarmlessError, InputError
-from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.otc.flows import patch_names
 from harmless.ovs import Ovs
 from harmless.plan import Plan, SwitchPlan
+from harmless.state import DeploymentState
+from harmless.switch_drivers.base import SwitchDriver
 
 #: shortest poll interval (s) ``watch`` accepts: one NAPALM get_interfaces over SSH takes 0.2-2 s on real switches
 MIN_INTERVAL = 0.5
 
 
-@dataclass(frozen=True)
-class LinkEvent:
+class LinkEvent(BaseModel):
     """One mirrored change: ``link`` is ``up`` or ``down`` for br-of port ``ofport`` of ``switch``.
 
     ``detected_at`` is when the device's answer that showed the change arrived, ``applied_at`` when OVS had applied
-    it (port-status sent); both ``time.time()`` seconds, 0.0 when not measured.
+    it (port-status sent); both ``time.time()`` seconds, 0.0 when not measured. ``model_dump(mode="json")`` is what
+    ``harmless watch --json`` prints per change (the times rounded to ms).
     """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     switch: str
     interface: str
     ofport: int
     link: str
     device_state: str
-    detected_at: float = field(default=0.0, compare=False)
-    applied_at: float = field(default=0.0, compare=False)
+    detected_at: float = 0.0
+    applied_at: float = 0.0
+
+    @field_serializer("detected_at", "applied_at", when_used="json")
+    def _ms(self, t: float) -> float:
+        return round(t, 3)
+
+
+@dataclass(frozen=True)
+class LinkPoll:
+    """One switch's answer in a ``watch`` round: ``links`` as the driver's ``link_states()`` returned them
+    (``{interface: "up" | "down" | "admin-down"}``), ``seen`` when the answer arrived (``time.time()`` s)."""
+
+    switch: str
+    links: dict[str, str]
+    seen: float
 
 
 def changes(sp: SwitchPlan, device_links: dict[str, str], held: set[int], present: set[int]) -> list[LinkEvent]:
@@ -74,7 +94,8 @@ def changes(sp: SwitchPlan, device_links: dict[str, str], held: set[int], presen
             continue
         want_down = dev != "up"
         if want_down != (p.ofport in held):
-            out.append(LinkEvent(sp.name, p.interface, p.ofport, "down" if want_down else "up", dev))
+            out.append(LinkEvent(switch=sp.name, interface=p.interface, ofport=p.ofport,
+                                 link="down" if want_down else "up", device_state=dev))
     return out
 
 
@@ -104,8 +125,8 @@ def poll_once(ovs: Ovs, plan: Plan, links: dict[str, dict[str, str]],
         present = set(bridges.parse_ports_desc(ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", sp.bridge)))
         for ev in changes(sp, links[sp.name], held_ports(sp, held_names), present):
             apply(ovs, sp, ev)
-            events.append(LinkEvent(ev.switch, ev.interface, ev.ofport, ev.link, ev.device_state,
-                                    (detected_at or {}).get(sp.name, 0.0), time.time()))
+            events.append(ev.model_copy(update={"detected_at": (detected_at or {}).get(sp.name, 0.0),
+                                                "applied_at": time.time()}))
     return events
 
 
@@ -195,6 +216,94 @@ def _resolve(hosts: dict[str, str]) -> dict[str, str]:
     return out
 
 
+class Sessions:
+    """Driver sessions to the deployed switches, opened on first use and kept open between polls (``watch`` and the
+    exporter's device poller); a session that failed is dropped (:meth:`drop`) and reopened on its next use."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, SwitchDriver] = {}
+
+    def get(self, s: DeploymentState, name: str) -> SwitchDriver:
+        """The open session to switch ``name`` of ``s`` (:func:`harmless.deployment.connect_deployed`; raises as it
+        does, e.g. DeviceError, KeyError for a switch the state does not record)."""
+        if name not in self._open:
+            self._open[name] = connect_deployed(s, name)
+        return self._open[name]
+
+    def names(self) -> list[str]:
+        """The switches with an open session."""
+        return list(self._open)
+
+    def drop(self, name: str) -> None:
+        """Close and forget the session to ``name`` (a failure to close a dead session is ignored)."""
+        drv = self._open.pop(name, None)
+        if drv is not None:
+            try:
+                drv.close()
+            except Exception:  # noqa: BLE001 - closing a dead session
+                pass
+
+    def close_all(self) -> None:
+        for name in self.names():
+            self.drop(name)
+
+
+class _Watch:
+    """One ``harmless watch`` run: the deployment it mirrors, its sessions and where it reports."""
+
+    def __init__(self, s: DeploymentState, on_event: Callable[[LinkEvent], None], on_error: Callable[[str], None]):
+        self.s = s
+        self.plan = Plan.from_dict(s.plan)
+        self.by_name = {sp.name: sp for sp in self.plan.switches}
+        self.ovs = state_ovs(s)
+        self.sessions = Sessions()
+        self.on_event, self.on_error = on_event, on_error
+
+    def read(self, sp: SwitchPlan) -> LinkPoll | None:
+        """The switch's link states (None, reported, when it cannot answer: its session is dropped)."""
+        try:
+            links = self.sessions.get(self.s, sp.name).link_states()
+            return LinkPoll(switch=sp.name, links=links, seen=time.time())
+        except (HarmlessError, NotImplementedError) as e:
+            self.on_error(f"{sp.name}: {e or 'the driver cannot read link states'}")
+            self.sessions.drop(sp.name)
+            return None
+
+    def mirror(self, sp: SwitchPlan, answer: LinkPoll) -> None:
+        """Mirror one answer onto br-of under the state lock (never while up/down/recover change things)."""
+        try:
+            with st.lock("harmless watch (mirroring link state)"):
+                for ev in poll_once(self.ovs, self.plan, {sp.name: answer.links}, {sp.name: answer.seen}):
+                    self.on_event(ev)
+        except st.LockedError as e:
+            self.on_error(f"{sp.name}: not mirrored this round: {e.problem}")
+        except HarmlessError as e:
+            self.on_error(f"{sp.name}: {e}")
+
+    def poll(self, sp: SwitchPlan) -> None:
+        answer = self.read(sp)
+        if answer is not None:
+            self.mirror(sp, answer)
+
+    def round(self) -> None:
+        """Poll every switch; each switch's answer is mirrored at once (no wait for the others)."""
+        for sp in self.plan.switches:
+            self.poll(sp)
+
+    def wait(self, deadline: float, sock: socket.socket | None, by_ip: dict[str, str]) -> None:
+        """Until ``deadline`` (monotonic s): poll a switch at once when its syslog announces a link change."""
+        while (left := deadline - time.monotonic()) > 0:
+            if sock is None:
+                time.sleep(left)
+                return
+            if not select.select([sock], [], [], left)[0]:
+                return
+            data, src = sock.recvfrom(8192)
+            name = syslog_trigger(data.decode("utf-8", "replace"), src[0], by_ip)
+            if name is not None:
+                self.poll(self.by_name[name])
+
+
 def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEvent], None] = lambda e: None,
           on_error: Callable[[str], None] = lambda m: None, syslog: tuple[str, int] | None = None) -> None:
     """Poll the deployed switches every ``interval`` seconds and mirror link changes (until Ctrl-C or ``once``).
@@ -208,62 +317,23 @@ def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEve
         InputError: nothing is deployed or ``interval`` is below :data:`MIN_INTERVAL`.
         HarmlessError: the syslog port cannot be bound.
     """
-    from harmless.orchestrator import connect, state_ovs
     if interval < MIN_INTERVAL:
         raise InputError("--interval", f"{interval} s is too short for polling a switch",
                          f"use {MIN_INTERVAL} s or more")
     s = st.load()
-    if not s or not s.get("plan"):
+    if not s or not s.plan:
         raise InputError("harmless watch", "nothing is deployed", "run harmless up first")
-    plan = Plan.from_dict(s["plan"])
-    by_name = {sp.name: sp for sp in plan.switches}
-    ovs = state_ovs(s)
-    sessions: dict[str, object] = {}
+    w = _Watch(s, on_event, on_error)
     sock = _listen(syslog) if syslog else None
-    by_ip = _resolve({n: s["switches"][n]["host"] for n in by_name if n in s.get("switches", {})}) if sock else {}
-
-    def poll(sp: SwitchPlan) -> None:
-        try:
-            if sp.name not in sessions:
-                sw = Switch.model_validate(s["switches"][sp.name])
-                sessions[sp.name] = connect(sw, f"{s['inventory']}: switch {sp.name}")
-            links = sessions[sp.name].link_states()
-            seen = time.time()
-        except (HarmlessError, NotImplementedError) as e:
-            on_error(f"{sp.name}: {e or 'the driver cannot read link states'}")
-            drv = sessions.pop(sp.name, None)
-            if drv is not None:
-                drv.close()
-            return
-        try:
-            with st.lock("harmless watch (mirroring link state)"):   # never while up/down/recover change things
-                for ev in poll_once(ovs, plan, {sp.name: links}, {sp.name: seen}):
-                    on_event(ev)
-        except st.LockedError as e:
-            on_error(f"{sp.name}: not mirrored this round: {e.problem}")
-        except HarmlessError as e:
-            on_error(f"{sp.name}: {e}")
-
+    by_ip = _resolve({n: deployed_switch(s, n).host for n in w.by_name if n in s.switches}) if sock else {}
     try:
         while True:
             t0 = time.monotonic()
-            for sp in plan.switches:       # mirror each switch's answer at once: no wait for the others
-                poll(sp)
+            w.round()
             if once:
                 return
-            deadline = t0 + interval
-            while (left := deadline - time.monotonic()) > 0:
-                if sock is None:
-                    time.sleep(left)
-                    break
-                if not select.select([sock], [], [], left)[0]:
-                    break
-                data, src = sock.recvfrom(8192)
-                name = syslog_trigger(data.decode("utf-8", "replace"), src[0], by_ip)
-                if name is not None:
-                    poll(by_name[name])
+            w.wait(t0 + interval, sock, by_ip)
     finally:
         if sock is not None:
             sock.close()
-        for drv in sessions.values():
-            drv.close()
+        w.sessions.close_all()

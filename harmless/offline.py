@@ -23,7 +23,12 @@ from harmless import state as st
 from harmless.errors import InputError
 from harmless.inventory import Inventory, Switch
 from harmless.plan import Plan, make_plan
+from harmless.results import PlanResult
 from harmless.switch_drivers import get_driver
+from harmless.switch_drivers.eos import parse as eos_parse
+from harmless.switch_drivers.eos import render as eos_render
+from harmless.switch_drivers.ios import parse as ios_parse
+from harmless.switch_drivers.ios import render as ios_render
 from harmless.switch_drivers.base import Capabilities, DeviceFacts
 from harmless.switch_drivers.models import parse_model
 
@@ -57,12 +62,8 @@ def parse_config_args(values: tuple[str, ...] | list[str]) -> dict[str, Path]:
 
 def _vlans(driver: str, text: str) -> dict[int, str]:
     if driver in ("ios", "netmiko_cli"):
-        from harmless.switch_drivers.ios.parse import parse_vlans
-
-        return {**_IOS_DEFAULT_VLANS, **parse_vlans(text)}
-    from harmless.switch_drivers.eos.parse import parse_vlans as eos_vlans
-
-    return eos_vlans(text)
+        return {**_IOS_DEFAULT_VLANS, **ios_parse.parse_vlans(text)}
+    return eos_parse.parse_vlans(text)
 
 
 def offline_facts(sw: Switch, text: str) -> DeviceFacts:
@@ -76,10 +77,8 @@ def offline_facts(sw: Switch, text: str) -> DeviceFacts:
         ValueError: the config cannot be parsed.
     """
     model = parse_model(sw.driver, text)
-    if sw.driver in ("ios", "netmiko_cli"):
-        from harmless.switch_drivers.ios.parse import parse_port_states
-    else:
-        from harmless.switch_drivers.eos.parse import parse_port_states
+    parse_port_states = ios_parse.parse_port_states if sw.driver in ("ios", "netmiko_cli") else \
+        eos_parse.parse_port_states
     host = next((ln.split()[1] for ln in text.splitlines() if ln.startswith("hostname ") and len(ln.split()) > 1), "")
     vlans = _vlans(sw.driver, text)
     if model.vtp_mode in ("server", "client"):      # the VLAN database is not in the config: take what it references
@@ -124,13 +123,9 @@ def local_diff(running: str, candidate: str) -> str:
 def _render(sw: Switch, text: str, sp) -> str:
     cls = get_driver(sw.driver)
     if sw.driver == "eos":
-        from harmless.switch_drivers.eos.render import render_config as eos_render
-
-        return eos_render(sp.access_changes(), sp.trunk_changes())
+        return eos_render.render_config(sp.access_changes(), sp.trunk_changes())
     if sw.driver == "ios":
-        from harmless.switch_drivers.ios.render import render_config
-
-        return render_config(sp.access_changes(), sp.trunk_changes(), current=text,
+        return ios_render.render_config(sp.access_changes(), sp.trunk_changes(), current=text,
                              trunk_encapsulation="switchport trunk encapsulation" in text)
     drv = cls(sw.host, sw.port, sw.username, "", optional_args=sw.optional_args)   # netmiko_cli: dialect render
     drv._current = text
@@ -147,14 +142,12 @@ def plan_offline(inv: Inventory, src: str, configs: dict[str, Path]):
             others keep their br-otc numbers).
 
     Returns:
-        :class:`harmless.orchestrator.PlanResult` with the plan, a local diff per switch, the facts and the
+        :class:`harmless.results.PlanResult` with the plan, a local diff per switch, the facts and the
         rendered candidates.
 
     Raises:
         InputError: unknown switch, unreadable file, unsupported driver, or any planning/preflight refusal.
     """
-    from harmless.orchestrator import PlanResult
-
     names = {sw.name: (i, sw) for i, sw in enumerate(inv.switches)}
     facts: dict[str, DeviceFacts] = {}
     texts: dict[str, str] = {}
@@ -179,7 +172,7 @@ def plan_offline(inv: Inventory, src: str, configs: dict[str, Path]):
             raise InputError(str(path), f"cannot parse the saved config ({e})", "pass the running config as the "
                              "device prints it") from None
     s = st.load()
-    previous = Plan.from_dict(s["plan"]) if s and s.get("plan") else None
+    previous = Plan.from_dict(s.plan) if s and s.plan else None
     caps = {n: OFFLINE_DRIVERS[names[n][1].driver] for n in facts}
     plan = make_plan(inv, facts, previous, src, caps)
     rendered = {}

@@ -45,9 +45,9 @@ def restore(wait_controller, dry_run, as_json):
     from harmless.restore import restore as do_restore
     r = do_restore(_journal_line, wait_controller=wait_controller, dry_run=dry_run)
     if as_json:
-        click.echo(json.dumps(r))
-    elif r["restored"]:
-        out.print(f"restored {len(r['switches'])} switch(es) in {r['seconds']} s", highlight=False)
+        click.echo(json.dumps(r.model_dump(mode="json")))
+    elif r.restored:
+        out.print(f"restored {len(r.switches)} switch(es) in {r.seconds} s", highlight=False)
 
 
 @click.command()

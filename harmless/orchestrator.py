@@ -23,21 +23,24 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
 from harmless import fleet, journal, linkwatch
 from harmless import state as st
+from harmless.deployment import connect, connect_deployed, ovs_from_ref, ovs_ref, ref_record, server_ovs, state_ovs
 from harmless.errors import CommitError, DeviceError, HarmlessError, InputError, OvsError
-from harmless.state import StateError
 from harmless.inventory import Inventory, Switch, load_inventory
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
-from harmless.ovs import DpdkOptions, Ovs, open_ovs
+from harmless.ovs import Ovs
 from harmless.plan import Plan, make_plan
-from harmless.qos.live import check_kernel as qos_check_kernel, finish as qos_live_finish, overlay as qos_overlay
-from harmless.switch_drivers import get_driver
+from harmless.qos.deploy import check_kernel as qos_check_kernel, overlay as qos_overlay
+from harmless.qos.live import finish as qos_live_finish
+from harmless.results import PlanResult
+from harmless.restore import restore_locked
+from harmless.state import DeploymentState, StateError
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
 
 Progress = Callable[[str], None]
@@ -51,49 +54,6 @@ def _quiet(_msg: str) -> None:
 
 def _no_event(_switch: str, _event: str) -> None:
     pass
-
-
-@dataclass
-class PlanResult:
-    """What ``plan``/``up`` computed: the plan, the per-switch device diff and device facts."""
-
-    plan: Plan
-    diffs: dict[str, str]
-    facts: dict[str, DeviceFacts]
-    configs: dict[str, str] = field(default_factory=dict)
-    failed: dict[str, BaseException] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {"plan": self.plan.to_dict(), "diffs": self.diffs,
-                "device_vlans": {n: sorted(f.vlans) for n, f in self.facts.items()}}
-
-
-def connect(sw: Switch, where: str, password: str | None = None) -> SwitchDriver:
-    """Open a driver session to one switch. Raises InputError (secret) or DeviceError (unreachable)."""
-    cls = get_driver(sw.driver)
-    drv = cls(sw.host, sw.port, sw.username, password if password is not None else sw.password(where),
-              optional_args=sw.optional_args, timeout=sw.command_timeout_s)
-    try:
-        drv.open()
-    except DeviceError as e:
-        raise DeviceError(f"{where}.host", f"cannot reach {sw.name} at {sw.host}:{sw.port} ({e.problem})",
-                          "check host, port, username and the password reference; nothing was changed") from None
-    return drv
-
-
-def server_ovs(inv: Inventory, start: bool = True) -> Ovs:
-    """The server's OVS instance per ``server:`` (system or private, netdev or DPDK)."""
-    dp = None
-    if inv.server.datapath == "dpdk":
-        d = inv.server.dpdk
-        dp = DpdkOptions(hugepages=d.hugepages, socket_mem_mb=d.socket_mem_mb, lcore_mask=d.lcore_mask,
-                         pmd_cpu_mask=d.pmd_cpu_mask)
-    return open_ovs(inv.server.ovs, st.state_dir() / "ovs", dpdk=dp, start=start, netns=inv.server.netns)
-
-
-def state_ovs(s: dict) -> Ovs:
-    """The OVS instance recorded in a deployment state."""
-    return _ovs_from_ref(s.get("ovs"))
 
 
 def _check_trunk_interfaces(inv: Inventory, src: str) -> None:
@@ -153,8 +113,8 @@ def compute(inv: Inventory, src: str, progress: Progress = _quiet, keep_open: bo
     """
     previous = None
     s = st.load()
-    if s and s.get("plan"):
-        previous = Plan.from_dict(s["plan"])
+    if s and s.plan:
+        previous = Plan.from_dict(s.plan)
     # resolve every secret reference before contacting any device
     passwords = {sw.name: sw.password(f"{src}: switches[{i}]") for i, sw in enumerate(inv.switches)}
     where = {sw.name: f"{src}: switches[{i}]" for i, sw in enumerate(inv.switches)}
@@ -238,16 +198,6 @@ def _refuse_unfinished(where: str) -> None:
                          "config and remove the bridges) first")
 
 
-def _ovs_ref(ovs: Ovs, datapath: str) -> dict:
-    return {"private": ovs.private, "base_dir": str(ovs.base_dir) if ovs.private else None, "netns": ovs.netns,
-            "datapath": datapath}
-
-
-def _ovs_from_ref(o: dict | None) -> Ovs:
-    o = o or {}
-    return Ovs(Path(o["base_dir"]), netns=o.get("netns")) if o.get("private") else Ovs(None)
-
-
 def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
        on_switch: SwitchEvent = _no_event, wait_controller: float = 10.0,
        keep_on_no_controller: bool = False) -> dict:
@@ -303,19 +253,19 @@ def up(inventory_path: str, progress: Progress = _quiet, revert_in: int = 300,
 def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_in: int,
                on_switch: SwitchEvent, wait_controller: float, keep_on_no_controller: bool) -> dict:
     src = inventory_path
-    prev_state = st.load() or {}
-    if prev_state.get("inventory") and Path(prev_state["inventory"]).resolve() != Path(inventory_path).resolve():
-        raise InputError(src, f"another deployment is up (from {prev_state['inventory']})",
+    prev_state = st.load()
+    if prev_state and Path(prev_state.inventory).resolve() != Path(inventory_path).resolve():
+        raise InputError(src, f"another deployment is up (from {prev_state.inventory})",
                          "run harmless down first")
-    prev_plan = Plan.from_dict(prev_state["plan"]) if prev_state.get("plan") else None
+    prev_plan = Plan.from_dict(prev_state.plan) if prev_state and prev_state.plan else None
     res, drivers = compute(inv, src, progress, keep_open=True, tolerate=True, on_switch=on_switch,
                            keep_candidate=True)
     failed: dict[str, BaseException] = dict(res.failed)
     committed: dict[str, bool] = {}
     touched: dict[str, dict] = {}            # switch -> backup entry to roll its device back to
     new_originals: dict[str, dict] = {}      # originals saved by this run (first migrations)
-    backups = dict(prev_state.get("backups", {}))
-    ports_before = dict(prev_state.get("ports_before", {}))
+    backups = {n: b.model_dump() for n, b in prev_state.backups.items()} if prev_state else {}
+    ports_before = dict(prev_state.ports_before) if prev_state else {}
     records = {s.name: _switch_record(s) for s in inv.switches}
     lock = threading.Lock()
     ovs = None
@@ -384,7 +334,7 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
         progress("building br-otc and the OpenFlow bridge(s)")
         ovs = server_ovs(inv, start=False)
         created_ovs = ovs.private and not ovs.vswitchd_running()
-        j.record("server.build", ovs=_ovs_ref(ovs, inv.server.datapath), created_ovs=created_ovs,
+        j.record("server.build", ovs=ref_record(ovs_ref(ovs, inv.server.datapath)), created_ovs=created_ovs,
                  bridges=[sp.bridge for sp in effective.switches])
         ovs.start()
         try:
@@ -414,18 +364,18 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
         linkwatch.mirror_at_up(ovs, effective, {n: drivers[n] for n in committed}, progress)
         # a switch that failed on its first migration is forgotten: its device is back in its original config
         kept = {sp.name for sp in effective.switches}
-        new_state = {
-            "inventory": str(Path(inventory_path).resolve()), "plan": effective.to_dict(),
-            "backups": {n: b for n, b in backups.items() if n in kept},
-            "ports_before": {n: p for n, p in ports_before.items() if n in kept},
-            "switches": {n: r for n, r in records.items() if n in kept},
-            "ovs": _ovs_ref(ovs, inv.server.datapath),
-            "phase": "up", "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "qos_live": qos_live,
-        }
+        new_state = DeploymentState(
+            inventory=str(Path(inventory_path).resolve()), plan=effective.to_dict(),
+            backups={n: b for n, b in backups.items() if n in kept},
+            ports_before={n: p for n, p in ports_before.items() if n in kept},
+            switches={n: r for n, r in records.items() if n in kept},
+            ovs=ovs_ref(ovs, inv.server.datapath),
+            phase="up", updated=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), qos_live=qos_live,
+        )
         j.record("state.save")
         st.save(new_state)
         for n in failed:             # a switch that failed alone: prove it is back as before this run
-            if n in touched and n not in kept and not prev_state.get("backups", {}).get(n):
+            if n in touched and n not in kept and not _had_backup(prev_state, n):
                 try:
                     if _restore_device(drivers[n], st.read_backup(touched[n])):
                         _mark_restored_quietly(n, touched[n]["file"])
@@ -458,9 +408,14 @@ def _up_locked(inv: Inventory, inventory_path: str, progress: Progress, revert_i
     results = {sw.name: {"status": "failed", "error": _error_line(failed[sw.name])} if sw.name in failed else
                {"status": "migrated" if committed.get(sw.name) else "unchanged", "error": None}
                for sw in inv.switches}
-    return {"plan": effective.to_dict(), "diffs": res.diffs, "changed": committed, "ovs": new_state["ovs"],
+    return {"plan": effective.to_dict(), "diffs": res.diffs, "changed": committed, "ovs": ref_record(new_state.ovs),
             "results": results, "failed": sorted(failed),
             "controllers_connected": connected, "controllers_missing": missing}
+
+
+def _had_backup(prev: DeploymentState | None, switch: str) -> bool:
+    """Whether the deployment before this run had an original backup of ``switch`` (it was migrated before)."""
+    return prev is not None and switch in prev.backups
 
 
 def _mark_restored_quietly(switch: str, file: str) -> None:
@@ -514,7 +469,7 @@ def _restore_device(drv: SwitchDriver, target: str) -> bool:
 
 
 def _rollback_up(j: journal.Journal, err: BaseException, drivers: dict[str, SwitchDriver],
-                 touched: dict[str, dict], prev_state: dict, new_plan: Plan | None, ovs: Ovs | None,
+                 touched: dict[str, dict], prev_state: DeploymentState | None, new_plan: Plan | None, ovs: Ovs | None,
                  created_ovs: bool, progress: Progress) -> bool:
     """Undo a failed or interrupted ``up``: each touched device back to the config it had before this run, the
     server back to the previous plan (or nothing), the state as before. Journaled; never interrupted.
@@ -535,9 +490,9 @@ def _rollback_up(j: journal.Journal, err: BaseException, drivers: dict[str, Swit
             same = False
         ok &= same
         j.record("device.restored", switch=name, ok=same)
-        if same and not prev_state.get("backups", {}).get(name):
+        if same and not _had_backup(prev_state, name):
             _mark_restored_quietly(name, entry["file"])
-    prior_plan = Plan.from_dict(prev_state["plan"]) if prev_state.get("plan") else None
+    prior_plan = Plan.from_dict(prev_state.plan) if prev_state and prev_state.plan else None
     if ovs is not None:
         try:
             if prior_plan is not None:
@@ -573,15 +528,15 @@ def _rollback_up(j: journal.Journal, err: BaseException, drivers: dict[str, Swit
 
 
 # ----------------------------------------------------------------------------- down / recover
-def _down_targets(s: dict | None, recs: list[dict] | None) -> dict[str, tuple[Switch, dict]]:
+def _down_targets(s: DeploymentState | None, recs: list[dict] | None) -> dict[str, tuple[Switch, dict]]:
     """``{switch: (inventory entry, original backup entry)}`` for every switch ``down`` must give back: the deployed
     ones (state), every switch with an active original in the backup index (state lost or corrupt, or an
     interrupted run), and those an unfinished journal touched."""
     out: dict[str, tuple[Switch, dict]] = {}
     if s:
-        for name, rec in s.get("switches", {}).items():
-            if name in s.get("backups", {}):
-                out[name] = (Switch.model_validate(rec), s["backups"][name])
+        for name, rec in s.switches.items():
+            if name in s.backups:
+                out[name] = (Switch.model_validate(rec), s.backups[name].model_dump())
     for e in st.active_originals():
         if e["switch"] not in out and e.get("record"):
             out[e["switch"]] = (Switch.model_validate(e["record"]), {"file": e["file"], "sha256": e["sha256"]})
@@ -601,13 +556,13 @@ def _down_targets(s: dict | None, recs: list[dict] | None) -> dict[str, tuple[Sw
     return out
 
 
-def _server_refs(s: dict | None, recs: list[dict] | None) -> tuple[list[Ovs], list[str]]:
+def _server_refs(s: DeploymentState | None, recs: list[dict] | None) -> tuple[list[Ovs], list[str]]:
     """OVS instances and bridges a deployment or an interrupted run may have built (for ``down``)."""
     refs, names = [], []
-    if s and s.get("ovs"):
-        refs.append(s["ovs"])
-    if s and s.get("plan"):
-        names += [sw["bridge"] for sw in s["plan"]["switches"]]
+    if s and s.ovs:
+        refs.append(ref_record(s.ovs))
+    if s and s.plan:
+        names += [sw["bridge"] for sw in s.plan["switches"]]
     for r in recs or []:
         if r.get("step") in ("server.build", "down.begin") and r.get("ovs"):
             refs.append(r["ovs"])
@@ -620,7 +575,7 @@ def _server_refs(s: dict | None, recs: list[dict] | None) -> tuple[list[Ovs], li
         key = (bool(r.get("private")), r.get("base_dir"), r.get("netns"))
         if key not in seen:
             seen.add(key)
-            uniq.append(_ovs_from_ref(r))
+            uniq.append(ovs_from_ref(r))
     return uniq, sorted(set(names))
 
 
@@ -693,15 +648,15 @@ def _down_locked(progress: Progress, on_switch: SwitchEvent) -> dict:
         journal.archive("interrupted")
     j = journal.Journal("down", progress)
     j.record("down.begin", switches=sorted(targets), bridges=names,
-             ovs=next((_ovs_ref(o, "netdev") for o in ovss if o.private), None))
-    ports_before = (s or {}).get("ports_before", {})
+             ovs=next((ref_record(ovs_ref(o, "netdev")) for o in ovss if o.private), None))
+    ports_before = s.ports_before if s else {}
 
     def restore(sw: Switch) -> tuple[bool, list[str]]:
         entry = targets[sw.name][1]
         saved = st.read_backup(entry)
         progress(f"restoring the original config of {sw.name}")
         j.record("device.restore", switch=sw.name, to=entry)
-        drv = connect(sw, f"{(s or {}).get('inventory', 'state')}: switch {sw.name}")
+        drv = connect(sw, f"{s.inventory if s else 'state'}: switch {sw.name}")
         try:
             same = _restore_device(drv, saved)
             before = ports_before.get(sw.name)
@@ -763,21 +718,20 @@ def recover(progress: Progress = _quiet, on_switch: SwitchEvent = _no_event) -> 
             return {"recovered": "nothing"}
         first = recs[0]
         if first.get("op") == "qos":          # an interrupted `harmless qos set/clear`: apply what the state says
-            return qos_live_finish(recs, progress)
+            return qos_live_finish(recs, progress).model_dump(mode="json")
         if first.get("op") == "restore":      # an interrupted harmless restore (server only): run it again
-            from harmless.restore import restore_locked
-            return {"recovered": "restore", **restore_locked(progress)}
+            return {"recovered": "restore", **restore_locked(progress).model_dump(mode="json")}
         try:
             s = st.load()
         except StateError:
             s = None
-        if first.get("op") == "up" and first.get("prior_deployed") and s and s.get("plan"):
+        if first.get("op") == "up" and first.get("prior_deployed") and s and s.plan:
             return _recover_previous(recs, s, progress)
         r = _down_locked(progress, on_switch)
         return {"recovered": "down", **r}
 
 
-def _recover_previous(recs: list[dict], s: dict, progress: Progress) -> dict:
+def _recover_previous(recs: list[dict], s: DeploymentState, progress: Progress) -> dict:
     """Undo an interrupted incremental ``up``: touched devices to their pre-run config, server to the state's plan."""
     targets = {}
     for r in recs:
@@ -788,10 +742,10 @@ def _recover_previous(recs: list[dict], s: dict, progress: Progress) -> dict:
     j = journal.Journal("recover", progress)
     j.record("recover.begin", switches=sorted(targets))
     for name, entry in targets.items():
-        rec = s["switches"].get(name) or next((e["record"] for e in st.backup_index() if e["switch"] == name), None)
+        rec = s.switches.get(name) or next((e["record"] for e in st.backup_index() if e["switch"] == name), None)
         sw = Switch.model_validate(rec)
         j.record("device.restore", switch=name, to=entry)
-        drv = connect(sw, f"{s['inventory']}: switch {name}")
+        drv = connect(sw, f"{s.inventory}: switch {name}")
         try:
             if not _restore_device(drv, st.read_backup(entry)):
                 raise CommitError(name, "the running config still differs from its pre-run backup after restore",
@@ -802,7 +756,7 @@ def _recover_previous(recs: list[dict], s: dict, progress: Progress) -> dict:
     ovs = state_ovs(s)
     j.record("server.remove", rebuild_previous=True)
     ovs.start()
-    bridges.apply(ovs, Plan.from_dict(s["plan"]))
+    bridges.apply(ovs, Plan.from_dict(s.plan))
     j.record("server.removed")
     j.record("recover.end")
     j.close()
@@ -829,18 +783,17 @@ def status(with_device: bool = True) -> dict:
     recs = journal.unfinished()
     pending = None if journal.is_finished(recs) else journal.describe(recs)
     s = st.load()
-    if not s or not s.get("plan"):
+    if not s or not s.plan:
         return {"deployed": False, "switches": [], "unfinished_journal": pending}
-    plan_obj = Plan.from_dict(s["plan"])
+    plan_obj = Plan.from_dict(s.plan)
     ovs = state_ovs(s)
-    out = {"deployed": True, "unfinished_journal": pending, "inventory": s["inventory"], "ovs_running": ovs.vswitchd_running() if ovs.private
+    out = {"deployed": True, "unfinished_journal": pending, "inventory": s.inventory, "ovs_running": ovs.vswitchd_running() if ovs.private
            else ovs.ovsdb_running(), "switches": []}
     for sp in plan_obj.switches:
         links: dict[str, str] = {}
-        if with_device and sp.name in s.get("switches", {}):
+        if with_device and sp.name in s.switches:
             try:
-                sw = Switch.model_validate(s["switches"][sp.name])
-                drv = connect(sw, f"{s['inventory']}: switch {sp.name}")
+                drv = connect_deployed(s, sp.name)
                 try:
                     links = drv.link_states()
                 except NotImplementedError:

@@ -13,7 +13,10 @@ from typing import Callable
 
 from rich.table import Table
 
+from harmless import fleet
+from harmless.deployment import connect
 from harmless.errors import DeviceError, InputError
+from harmless.inventory import load_inventory
 from harmless.switch_drivers import DRIVERS
 from harmless.switch_drivers.models import parse_model
 from harmless.switch_drivers.portmodel import SwitchModel
@@ -74,10 +77,6 @@ def online(inventory_path: str, switch: str | None = None, progress: Progress = 
         InputError: bad inventory, an unknown ``--switch``, a secret that cannot be read.
         DeviceError: a switch cannot be reached or read, or its running config does not parse.
     """
-    from harmless import fleet
-    from harmless.inventory import load_inventory
-    from harmless.orchestrator import connect
-
     inv = load_inventory(inventory_path)
     names = [sw.name for sw in inv.switches]
     if switch is not None and switch not in names:

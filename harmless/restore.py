@@ -25,12 +25,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
 from harmless import journal
 from harmless import state as st
+from harmless.deployment import ref_record, state_ovs
 from harmless.errors import HarmlessError, OvsError
+from harmless.health import expected_translator_flows, translator_flows_present
 from harmless.otc import bridges
-from harmless.ovs import DpdkOptions, Ovs
-from harmless.plan import Plan
+from harmless.ovs import Ovs
+from harmless.plan import Plan, SwitchPlan
+from harmless.state import DeploymentState
 
 Progress = Callable[[str], None]
 
@@ -49,29 +54,6 @@ def _quiet(_m: str) -> None:
     pass
 
 
-def restore_ovs(s: dict) -> Ovs:
-    """The OVS instance of a deployment state, with its DPDK options when ``datapath`` is ``dpdk``.
-
-    state.json records the instance (private folder, namespace, datapath) but not the DPDK options: they are read
-    from the inventory's ``server.dpdk`` when the inventory file is still readable, else the defaults of
-    :class:`harmless.ovs.DpdkOptions` apply (and a line says so through the caller's progress).
-    """
-    ref = s.get("ovs") or {}
-    if not ref.get("private"):
-        return Ovs(None)
-    dpdk = None
-    if ref.get("datapath") == "dpdk":
-        dpdk = DpdkOptions()
-        try:
-            from harmless.inventory import load_inventory
-            d = load_inventory(s["inventory"]).server.dpdk
-            dpdk = DpdkOptions(hugepages=d.hugepages, socket_mem_mb=d.socket_mem_mb, lcore_mask=d.lcore_mask,
-                               pmd_cpu_mask=d.pmd_cpu_mask)
-        except (HarmlessError, OSError, KeyError):
-            pass
-    return Ovs(Path(ref["base_dir"]), netns=ref.get("netns"), dpdk=dpdk)
-
-
 def _check_netns(ovs: Ovs) -> None:
     if ovs.netns and not Path(f"/run/netns/{ovs.netns}").exists():
         raise OvsError("server.netns", f"the network namespace {ovs.netns} of the deployment does not exist (a reboot "
@@ -79,7 +61,82 @@ def _check_netns(ovs: Ovs) -> None:
                        "run harmless restore again")
 
 
-def restore(progress: Progress = _quiet, wait_controller: float = CONTROLLER_WAIT_S, dry_run: bool = False) -> dict:
+#: the keys of :class:`SwitchRestore` known before the rebuild (a dry run dumps only these)
+_BEFORE_KEYS = ("bridge", "bridge_was_present", "translator_flows_before", "translator_flows_expected")
+
+
+class SwitchRestore(BaseModel):
+    """One switch in :class:`RestoreResult`: what was there before (always) and what was rebuilt (not on a dry run).
+
+    Attributes:
+        bridge: its br-of.
+        bridge_was_present: br-of existed before the restore.
+        translator_flows_before: its translator flows on br-otc before the restore.
+        translator_flows_expected: how many the plan has.
+        translator_flows: its translator flows on br-otc after the rebuild.
+        ports: its migrated ports.
+        held_down: its br-of interfaces ``watch`` holds link-down.
+        controllers: ``{target: connected}`` of its br-of.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    bridge: str
+    bridge_was_present: bool
+    translator_flows_before: int
+    translator_flows_expected: int
+    translator_flows: int | None = None
+    ports: int | None = None
+    held_down: list[str] | None = None
+    controllers: dict[str, bool] | None = None
+
+    @model_serializer(mode="wrap")
+    def _no_unbuilt(self, handler) -> dict:
+        d = handler(self)
+        return {k: v for k, v in d.items() if v is not None or k in _BEFORE_KEYS}
+
+
+
+class RestoreOvs(BaseModel):
+    """The server's OVS in :class:`RestoreResult`: private or the system's, the daemons ``restore`` started."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    private: bool
+    started: list[str] = Field(default_factory=list)
+
+
+class RestoreResult(BaseModel):
+    """What ``harmless restore`` did (``--json`` prints :meth:`model_dump` with ``mode="json"``).
+
+    Attributes:
+        restored: the server was rebuilt.
+        reason: why not (``nothing deployed``, ``dry run``), else None.
+        switches: per switch its :class:`SwitchRestore`.
+        ovs: the OVS instance (None, dumped as ``{}``, when nothing is deployed).
+        seconds: wall time of the restore (s).
+        finished_journal: the interrupted run (``restore``/``qos``) this restore finished, else None.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    restored: bool
+    reason: str | None = None
+    switches: dict[str, SwitchRestore] = Field(default_factory=dict)
+    ovs: RestoreOvs | None = None
+    seconds: float = 0.0
+    finished_journal: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _ovs_as_dict(self, handler) -> dict:
+        d = handler(self)
+        if d["ovs"] is None:
+            d["ovs"] = {}
+        return d
+
+
+def restore(progress: Progress = _quiet, wait_controller: float = CONTROLLER_WAIT_S,
+            dry_run: bool = False) -> RestoreResult:
     """Rebuild bridges, ports, controllers and translator flows of the deployed plan; never contacts a switch.
 
     Args:
@@ -89,11 +146,11 @@ def restore(progress: Progress = _quiet, wait_controller: float = CONTROLLER_WAI
         dry_run: report what would be rebuilt (missing bridges, translator flows present/expected), change nothing.
 
     Returns:
-        ``{"restored": bool, "reason": str|None, "switches": {switch: {"bridge", "bridge_was_present": bool,
-        "translator_flows_before": int, "translator_flows": int, "translator_flows_expected": int,
-        "ports": int, "held_down": [br-of interface], "controllers": {target: bool connected}}},
-        "ovs": {"private": bool, "started": [daemons started]}, "seconds": float,
-        "finished_journal": str|None}``.
+        A :class:`RestoreResult`; dumped: ``{"restored": bool, "reason": str|None, "switches": {switch: {"bridge",
+        "bridge_was_present": bool, "translator_flows_before": int, "translator_flows": int,
+        "translator_flows_expected": int, "ports": int, "held_down": [br-of interface], "controllers": {target: bool
+        connected}}}, "ovs": {"private": bool, "started": [daemons started]}, "seconds": float,
+        "finished_journal": str|None}`` (a dry run's switches carry only the four keys of the state before).
         ``restored`` False with ``reason`` "nothing deployed" when there is no state (nothing is done, exit 0).
 
     Raises:
@@ -108,50 +165,84 @@ def restore(progress: Progress = _quiet, wait_controller: float = CONTROLLER_WAI
 
 
 def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROLLER_WAIT_S,
-                   dry_run: bool = False) -> dict:
+                   dry_run: bool = False) -> RestoreResult:
     """:func:`restore` for a caller that already holds the state lock (``harmless recover``)."""
     t0 = time.monotonic()
-    if not dry_run:
-        journal.tidy()
-    recs = journal.unfinished()
-    finished = None
-    if recs and not journal.is_finished(recs):
-        if recs[0].get("op") not in SERVER_ONLY_OPS:
-            raise UnfinishedRunError("harmless restore", journal.describe(recs) + "; the server was not rebuilt "
-                                     "(finishing it restores switch configs)",
-                                     "run harmless recover (undo that run) or harmless down, then harmless up")
-        finished = journal.describe(recs)
-        progress(f"finishing {finished}")
-        if not dry_run:
-            journal.archive("interrupted")
+    finished = _take_unfinished(progress, dry_run)
     s = st.load()
-    if not s or not s.get("plan"):
+    if not s or not s.plan:
         progress("nothing deployed (no state): nothing to restore")
-        return {"restored": False, "reason": "nothing deployed", "switches": {}, "ovs": {},
-                "seconds": round(time.monotonic() - t0, 2), "finished_journal": finished}
-    plan = Plan.from_dict(s["plan"])
-    ovs = restore_ovs(s)
+        return RestoreResult(restored=False, reason="nothing deployed", seconds=_since(t0), finished_journal=finished)
+    plan = Plan.from_dict(s.plan)
+    ovs = state_ovs(s)
     _check_netns(ovs)
-    started = []
-    if ovs.private:
-        started = [d for d, up in (("ovsdb-server", ovs.ovsdb_running()),
-                                   ("ovs-vswitchd", ovs.vswitchd_running())) if not up]
-    elif not ovs.ovsdb_running():
-        raise OvsError("ovs", "the system Open vSwitch is not running",
-                       "start it (systemctl start openvswitch-switch), then run harmless restore")
+    started = _daemons_to_start(ovs)
     before = _before(ovs, plan)
     for sp in plan.switches:
         b = before[sp.name]
-        progress(f"{sp.name}: {sp.bridge} " + ("present" if b["bridge_was_present"] else "missing")
-                 + f", {b['translator_flows_before']} of {b['translator_flows_expected']} translator flows on "
-                 f"br-otc")
-    if dry_run:
-        return {"restored": False, "reason": "dry run", "switches": before,
-                "ovs": {"private": ovs.private, "started": started},
-                "seconds": round(time.monotonic() - t0, 2), "finished_journal": finished}
+        progress(f"{sp.name}: {sp.bridge} " + ("present" if b.bridge_was_present else "missing")
+                 + f", {b.translator_flows_before} of {b.translator_flows_expected} translator flows on br-otc")
+    res = RestoreResult(restored=False, reason="dry run", switches=before,
+                        ovs=RestoreOvs(private=ovs.private, started=started), finished_journal=finished)
+    if not dry_run:
+        res.switches = _rebuild(s, ovs, plan, before, started, wait_controller, progress)
+        res.restored, res.reason = True, None
+    res.seconds = _since(t0)
+    return res
+
+
+def _since(t0: float) -> float:
+    return round(time.monotonic() - t0, 2)
+
+
+def _take_unfinished(progress: Progress, dry_run: bool) -> str | None:
+    """Tidy the journal; an unfinished server-only run is taken over (archived, unless ``dry_run``) and described.
+
+    Raises:
+        UnfinishedRunError: the unfinished run is not server-only (nothing changed).
+    """
+    if not dry_run:
+        journal.tidy()
+    recs = journal.unfinished()
+    if not recs or journal.is_finished(recs):
+        return None
+    if recs[0].get("op") not in SERVER_ONLY_OPS:
+        raise UnfinishedRunError("harmless restore", journal.describe(recs) + "; the server was not rebuilt "
+                                 "(finishing it restores switch configs)",
+                                 "run harmless recover (undo that run) or harmless down, then harmless up")
+    finished = journal.describe(recs)
+    progress(f"finishing {finished}")
+    if not dry_run:
+        journal.archive("interrupted")
+    return finished
+
+
+def _daemons_to_start(ovs: Ovs) -> list[str]:
+    """The daemons of a private instance that are down (``restore`` starts them).
+
+    Raises:
+        OvsError: the system instance is not running (``restore`` does not start it).
+    """
+    if ovs.private:
+        return [d for d, up in (("ovsdb-server", ovs.ovsdb_running()),
+                                ("ovs-vswitchd", ovs.vswitchd_running())) if not up]
+    if not ovs.ovsdb_running():
+        raise OvsError("ovs", "the system Open vSwitch is not running",
+                       "start it (systemctl start openvswitch-switch), then run harmless restore")
+    return []
+
+
+def _rebuild(s: DeploymentState, ovs: Ovs, plan: Plan, before: dict[str, SwitchRestore], started: list[str],
+             wait_controller: float, progress: Progress) -> dict[str, SwitchRestore]:
+    """The journaled rebuild (``restore.begin`` → ``server.build`` → ``server.built`` → ``restore.end``).
+
+    Returns:
+        Per switch ``before`` completed with what is there now. Raises OvsError (as :func:`restore`).
+    """
     j = journal.Journal("restore", progress)
     j.record("restore.begin", switches=[sp.name for sp in plan.switches])
-    j.record("server.build", ovs=s.get("ovs"), created_ovs=False, bridges=[sp.bridge for sp in plan.switches])
+    j.record("server.build", ovs=ref_record(s.ovs) if s.ovs else None, created_ovs=False,
+             bridges=[sp.bridge for sp in plan.switches])
     if started:
         progress(f"{','.join(sp.name for sp in plan.switches)}: starting {' and '.join(started)} of HARMLESS's "
                  f"Open vSwitch in {ovs.base_dir}")
@@ -162,66 +253,48 @@ def restore_locked(progress: Progress = _quiet, wait_controller: float = CONTROL
         raise OvsError("server", "rebuilt but does not verify: " + "; ".join(problems[:3]),
                        "see harmless status and the ovs-vswitchd log")
     j.record("server.built")
-    held = bridges.held_down(ovs)
-    connected = _wait_controllers(ovs, plan, wait_controller)
-    out = {}
-    present = _translator_flows_present(ovs, plan)
+    out = _after(ovs, plan, before, wait_controller)
     for sp in plan.switches:
-        flows = present[sp.name]
-        mine = sorted(n for n in held if n.startswith(f"{sp.name}-p"))
-        out[sp.name] = {**before[sp.name], "translator_flows": flows, "ports": len(sp.ports),
-                        "held_down": mine, "controllers": connected.get(sp.bridge, {})}
-        ctl = ", ".join(f"{t} {'connected' if c else 'not connected yet'}"
-                        for t, c in out[sp.name]["controllers"].items()) or "no controller configured"
-        progress(f"{sp.name}: {sp.bridge} rebuilt: {len(sp.ports)} ports, {flows} of "
-                 f"{before[sp.name]['translator_flows_expected']} translator flows"
-                 + (f", {len(mine)} held link-down ({', '.join(mine)})" if mine else "") + f"; {ctl}")
+        progress(_rebuilt_line(sp, out[sp.name]))
     j.record("restore.end")
     j.close()
-    return {"restored": True, "reason": None, "switches": out, "ovs": {"private": ovs.private, "started": started},
-            "seconds": round(time.monotonic() - t0, 2), "finished_journal": finished}
+    return out
 
 
-def _before(ovs: Ovs, plan: Plan) -> dict[str, dict]:
+def _after(ovs: Ovs, plan: Plan, before: dict[str, SwitchRestore], wait_controller: float
+           ) -> dict[str, SwitchRestore]:
+    """Per switch ``before`` completed with its translator flows, ports, held-down ports and controllers now."""
+    held = bridges.held_down(ovs)
+    connected = _wait_controllers(ovs, plan, wait_controller)
+    present = translator_flows_present(ovs, plan)
+    return {sp.name: before[sp.name].model_copy(update={
+        "translator_flows": present[sp.name], "ports": len(sp.ports),
+        "held_down": sorted(n for n in held if n.startswith(f"{sp.name}-p")),
+        "controllers": connected.get(sp.bridge, {})}) for sp in plan.switches}
+
+
+def _rebuilt_line(sp: SwitchPlan, r: SwitchRestore) -> str:
+    """The progress line of one rebuilt switch. Pure."""
+    ctl = ", ".join(f"{t} {'connected' if c else 'not connected yet'}"
+                    for t, c in r.controllers.items()) or "no controller configured"
+    mine = r.held_down
+    return (f"{sp.name}: {sp.bridge} rebuilt: {r.ports} ports, {r.translator_flows} of "
+            f"{r.translator_flows_expected} translator flows"
+            + (f", {len(mine)} held link-down ({', '.join(mine)})" if mine else "") + f"; {ctl}")
+
+
+def _before(ovs: Ovs, plan: Plan) -> dict[str, SwitchRestore]:
     """Per switch: is its br-of there, how many of its translator flows are on br-otc (nothing is changed)."""
     try:
         present = set(ovs.vsctl("list-br", timeout=10).split()) if ovs.ovsdb_running() else set()
     except OvsError:
         present = set()
-    flows = _translator_flows_present(ovs, plan) if "br-otc" in present and ovs.vswitchd_running() \
+    flows = translator_flows_present(ovs, plan) if "br-otc" in present and ovs.vswitchd_running() \
         else {sp.name: 0 for sp in plan.switches}
     expected = expected_translator_flows(plan)
-    return {sp.name: {"bridge": sp.bridge, "bridge_was_present": sp.bridge in present,
-                      "translator_flows_before": flows[sp.name],
-                      "translator_flows_expected": len(expected[sp.name])} for sp in plan.switches}
-
-
-def flow_key(line: str) -> tuple[frozenset[str], str]:
-    """A flow line (as :meth:`Flow.to_ofctl` renders it or ``ovs-ofctl --no-stats dump-flows`` prints it) as
-    ``(match and priority fields, actions)``, without cookie, table 0 and statistics, so both compare. Pure."""
-    head, _, actions = line.strip().replace(" actions=", ",actions=").partition(",actions=")
-    fields = {f.strip() for f in head.split(",") if f.strip()}
-    fields = {f for f in fields if not f.startswith(("cookie=", "duration=", "n_packets=", "n_bytes=", "idle_age=",
-                                                     "hard_age=")) and f != "table=0"}
-    return frozenset(fields), actions.strip()
-
-
-def expected_translator_flows(plan: Plan) -> dict[str, set[tuple[frozenset[str], str]]]:
-    """Per switch, its br-otc translator flows as :func:`flow_key` keys. Pure."""
-    from harmless.otc.flows import switch_flows
-    return {sp.name: {flow_key(f.to_ofctl()) for f in switch_flows(sp, i)} for i, sp in plan.numbered()}
-
-
-def _translator_flows_present(ovs: Ovs, plan: Plan) -> dict[str, int]:
-    """Per switch, how many of its expected translator flows br-otc holds now."""
-    from harmless.otc.flows import OTC_BRIDGE, OTC_COOKIE
-    try:
-        text = ovs.ofctl("-O", "OpenFlow14", "--no-stats", "dump-flows", OTC_BRIDGE, f"cookie={OTC_COOKIE:#x}/-1",
-                         timeout=10)
-    except OvsError:
-        text = ""
-    got = {flow_key(line) for line in text.splitlines() if "actions=" in line}
-    return {name: len(want & got) for name, want in expected_translator_flows(plan).items()}
+    return {sp.name: SwitchRestore(bridge=sp.bridge, bridge_was_present=sp.bridge in present,
+                                   translator_flows_before=flows[sp.name],
+                                   translator_flows_expected=len(expected[sp.name])) for sp in plan.switches}
 
 
 def _wait_controllers(ovs: Ovs, plan: Plan, timeout: float) -> dict[str, dict[str, bool]]:

@@ -107,28 +107,60 @@ class BackupRef(_M):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
+class DpdkRef(_M):
+    """The DPDK options a private OVS-DPDK instance was started with (:class:`harmless.ovs.DpdkOptions`)."""
+
+    hugepages: bool = True
+    socket_mem_mb: int = 1024
+    lcore_mask: str = "0x1"
+    pmd_cpu_mask: str = "0x2"
+
+
 class OvsRef(_M):
-    """The OVS instance a deployment uses: private (``base_dir``, ``netns``) or the system's."""
+    """The OVS instance a deployment uses: private (``base_dir``, ``netns``) or the system's.
+
+    ``dpdk``: the DPDK options of a private ``dpdk`` instance (None in states written before they were recorded:
+    :func:`harmless.deployment.state_ovs` then reads them from the inventory).
+    """
 
     private: bool
     base_dir: str | None = None
     netns: str | None = None
     datapath: str = "netdev"
+    dpdk: DpdkRef | None = None
 
 
 class DeploymentState(_M):
-    """Schema of state.json (version :data:`STATE_VERSION`)."""
+    """Schema of state.json (version :data:`STATE_VERSION`), what :func:`load` returns and :func:`save` writes.
+
+    Attributes:
+        inventory: the inventory file (absolute path).
+        plan: the deployed plan (``harmless.plan.Plan.to_dict()``; ``Plan.from_dict`` reads it back: the plan is a
+            layer above the state).
+        backups: per switch its original backup.
+        ports_before: per switch, per port the 802.1Q state before the first migration
+            (``dataclasses.asdict`` of :class:`harmless.switch_drivers.base.PortState`).
+        switches: per switch its non-secret inventory entry (``harmless.inventory.Switch.model_dump(mode="json")``).
+        ovs: the server's OVS instance.
+        qos_live: live ``harmless qos set`` values, ``{switch: {interface: {"qos", "inventory", "time"}}}``
+            (:mod:`harmless.qos.live`).
+    """
 
     version: Literal[2] = 2
     inventory: str
     plan: dict | None = None
     backups: dict[str, BackupRef] = Field(default_factory=dict)
-    ports_before: dict[str, dict] = Field(default_factory=dict)
+    ports_before: dict[str, dict[str, dict]] = Field(default_factory=dict)
     switches: dict[str, dict] = Field(default_factory=dict)
     ovs: OvsRef | None = None
     phase: Literal["applying", "up"] = "up"
     updated: str | None = None
-    qos_live: dict[str, dict] = Field(default_factory=dict)   # live `harmless qos set` values (harmless.qos.live)
+    qos_live: dict[str, dict[str, dict]] = Field(default_factory=dict)
+
+    @property
+    def deployed(self) -> bool:
+        """True when a plan is deployed."""
+        return bool(self.plan)
 
 
 def state_file() -> Path:
@@ -139,8 +171,8 @@ _FIX_CORRUPT = ("run harmless down: it restores every switch from its retained o
                 "lists them) and removes the bridges, then moves this file aside")
 
 
-def load() -> dict | None:
-    """The current deployment state (validated, as a JSON-like dict), or None when nothing is deployed.
+def load() -> DeploymentState | None:
+    """The current deployment state (validated), or None when nothing is deployed.
 
     Raises:
         StateError: the file is unreadable, not JSON, not of the schema or of an unknown version.
@@ -166,16 +198,17 @@ def load() -> dict | None:
                          f"{STATE_VERSION})", "use the harmless version that wrote it to run harmless down, or "
                          "run this one's harmless down, which restores from the retained original backups")
     try:
-        return DeploymentState.model_validate(data).model_dump(mode="json")
+        return DeploymentState.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(x) for x in err["loc"])
         raise StateError(str(p), f"the state is corrupt ({loc}: {err['msg']})", _FIX_CORRUPT) from None
 
 
-def save(state: dict) -> None:
+def save(state: DeploymentState) -> None:
     """Validate and write the state atomically (mode 0600, fsynced). Raises StateWriteError (disk) or ValueError."""
-    doc = DeploymentState.model_validate({**state, "version": STATE_VERSION}).model_dump(mode="json")
+    doc = DeploymentState.model_validate({**state.model_dump(mode="json"), "version": STATE_VERSION}
+                                         ).model_dump(mode="json")
     write_private(state_file(), json.dumps(doc, indent=2, sort_keys=True))
 
 

@@ -4,7 +4,7 @@ The paper (Sec. III.B) sizes a HARMLESS server by its NIC slots: 12 trunks of k 
 4x10G NICs, 12k = 144 ports), 6 trunks at 10G (3 XL710 2x40G, 6k = 72 ports), and assumes the server forwards all
 of it. ``harmless bench --sizing`` measures what a server actually forwards on the HARMLESS path (Gbit/s at IMIX);
 here the ports per server become ``min(NIC slots, floor(measured Gbit/s / (port speed x load)))``
-(:func:`harmless.bench.sizing.access_ports`), and each server is priced as the paper prices a HARMLESS server for its
+(:func:`access_ports`; ``harmless bench --sizing`` uses the same), and each server is priced as the paper prices a HARMLESS server for its
 ports (:func:`harmless.cost.models.harmless_items`: its NICs and, past two NICs, its second CPU). Spare servers
 you own count as zero CAPEX and legacy switches as the paper's model says (:class:`harmless.cost.models.Owned`).
 With a capacity above the NIC slots the result equals the paper's ``C_HL``.
@@ -14,10 +14,20 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from harmless.bench.sizing import PORT_SPEEDS, access_ports
 from harmless.cost import models as m
 from harmless.cost.catalog import Catalog
 from harmless.errors import InputError
+
+
+#: access port speeds in Gbit/s
+PORT_SPEEDS = {"1G": 1.0, "10G": 10.0}
+
+
+def access_ports(gbps: float, speed_gbps: float, load: float) -> int:
+    """Access ports of ``speed_gbps`` at average ``load`` (0..1] that ``gbps`` of server capacity carries."""
+    if gbps <= 0 or speed_gbps <= 0 or not 0 < load <= 1:
+        return 0
+    return math.floor(gbps / (speed_gbps * load) + 1e-9)
 
 
 def measured_harmless(x: int, speed: str, cat: Catalog, server_gbps: float, load: float = 1.0,

@@ -44,9 +44,9 @@ def set_cmd(switch, port, ingress, egress, ingress_burst, egress_burst, schedule
     need_root()
     r = live.set_qos(switch, port, ingress, egress, ingress_burst, egress_burst, scheduler,
                      progress=_say(as_json), dry_run=dry_run)
-    click.echo(json.dumps(r)) if as_json else out.print(
-        f"{r['switch']} {r['interface']}: {r['from']} -> {r['to']}"
-        + (" (dry run, nothing changed)" if dry_run else f", applied in {r['apply_ms']} ms"), highlight=False)
+    click.echo(json.dumps(r.model_dump(mode="json"))) if as_json else out.print(
+        f"{r.switch} {r.interface}: {r.from_} -> {r.to}"
+        + (" (dry run, nothing changed)" if dry_run else f", applied in {r.apply_ms} ms"), highlight=False)
 
 
 @qos.command("clear")
@@ -61,10 +61,10 @@ def clear_cmd(switch, port, dry_run, as_json):
     need_root()
     rs = live.clear_qos(switch, port, progress=_say(as_json), dry_run=dry_run)
     if as_json:
-        click.echo(json.dumps(rs))
+        click.echo(json.dumps([r.model_dump(mode="json") for r in rs]))
         return
     for r in rs:
-        out.print(f"{r['switch']} {r['interface']}: QoS {'would be ' if dry_run else ''}removed", highlight=False)
+        out.print(f"{r.switch} {r.interface}: QoS {'would be ' if dry_run else ''}removed", highlight=False)
     if not rs:
         out.print("no port has QoS")
 
@@ -78,27 +78,27 @@ def show_cmd(as_json):
     need_root()
     s = live.show()
     if as_json:
-        click.echo(json.dumps(s))
+        click.echo(json.dumps(s.model_dump(mode="json")))
         return
-    if not s["deployed"]:
+    if not s.deployed:
         out.print("nothing deployed (harmless up -i INVENTORY)")
         return
     t = Table(title="per-port QoS (Mbit/s, kbit)")
     for col in ("switch", "port", "OF port", "VID", "ingress", "meter drops", "egress", "queue", "sent pkts",
                 "dropped", "source"):
         t.add_column(col)
-    for p in s["ports"]:
-        q, m, qu = p["qos"] or {}, p["meter"] or {}, p["queue"] or {}
-        t.add_row(p["switch"], p["interface"], str(p["ofport"]), str(p["vid"]),
+    for p in s.ports:
+        q, m, qu = p.qos or {}, p.meter or {}, p.queue or {}
+        t.add_row(p.switch, p.interface, str(p.ofport), str(p.vid),
                   f"{q['ingress_mbps']:g} / {m.get('burst_kb', '-')}" if q.get("ingress_mbps") else "-",
                   str(m.get("band_drops", "-")) if m else "-",
                   f"{q['egress_mbps']:g} {q.get('scheduler', '')}" if q.get("egress_mbps") else "-",
                   f"{qu['id']} on {qu['trunk']} ({qu['type']})" if qu else "-",
                   str(qu.get("sent_packets", "-")) if qu else "-", str(qu.get("dropped", "-")) if qu else "-",
-                  p["source"] or "-")
+                  p.source or "-")
     out.print(t)
-    if s.get("error"):
-        err.print(f"[red]{s['error']}[/red]")
+    if s.error:
+        err.print(f"[red]{s.error}[/red]")
 
 
 @qos.command("demo")

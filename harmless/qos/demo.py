@@ -27,6 +27,7 @@ import yaml
 
 from harmless import orchestrator as orch
 from harmless import state as st
+from harmless.deployment import state_ovs
 from harmless.demo import free_port, start_controller, stop_process
 from harmless.errors import HarmlessError, InputError
 from harmless.lab import topology as lab
@@ -133,7 +134,7 @@ def run(seconds: int = 10, name: str = "qosd", progress=lambda m: None) -> dict:
         for rate in (10, 50):
             res = live.set_qos("sw1", tx, ingress_mbps=rate, progress=progress)
             r["ingress"].append(_measure(info, seconds, "ingress (meter)", tx, rate, progress))
-            r.setdefault("bursts_kb", {})[f"ingress_{rate}"] = (res["to"]["ingress_burst_kb"]
+            r.setdefault("bursts_kb", {})[f"ingress_{rate}"] = (res.to["ingress_burst_kb"]
                                                                 or round(rate * 1000 * INGRESS_BURST_S))
             del res
         live.clear_qos("sw1", tx, progress=progress)
@@ -166,10 +167,10 @@ def run(seconds: int = 10, name: str = "qosd", progress=lambda m: None) -> dict:
                             "measured_before_mbps": round(sum(before) / len(before), 2) if before else None,
                             "measured_mbps": round(sum(after) / len(after), 2) if after else None,
                             "measured_over_s": round(len(after) * interval, 1),
-                            "apply_ms": ch["apply_ms"], "effective_s": round(eff, 2) if eff is not None else None}
+                            "apply_ms": ch.apply_ms, "effective_s": round(eff, 2) if eff is not None else None}
         live.clear_qos("sw1", rx, progress=progress)
         # CPU of ovs-vswitchd at the same offered load, with and without QoS
-        ovs = orch.state_ovs(st.load())
+        ovs = state_ovs(st.load())
         pid = _vswitchd_pid(ovs)
         hz = os.sysconf("SC_CLK_TCK")
         cpu = {}

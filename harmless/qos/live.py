@@ -8,7 +8,7 @@ counters, nothing is dropped in between).
 Persistence: the deployed plan in ``state.json`` carries each port's effective QoS (``plan.switches[].ports[].qos``),
 and ``qos_live`` records what was set live: ``{switch: {interface: {"qos": {...} | None, "inventory": {...} | None,
 "time": UTC}}}`` with the inventory's value at that moment. ``harmless up`` re-applies a live setting as long as the
-inventory's ``qos`` of that port is unchanged since (:func:`overlay`); an edited inventory wins. After an
+inventory's ``qos`` of that port is unchanged since (:func:`harmless.qos.deploy.overlay`); an edited inventory wins. After an
 ``ovs-vswitchd`` restart ``harmless up`` (or ``harmless recover``) re-creates the meters, queues and classifiers.
 
 Journal (:mod:`harmless.journal`, op ``qos``): ``qos.begin`` → ``state.save`` → ``server.qos`` → ``qos.end``, each
@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, replace
-from typing import Callable
+from typing import Callable, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
 
 from harmless import journal
 from harmless import state as st
+from harmless.deployment import deployed_switch, state_ovs
 from harmless.errors import HarmlessError, InputError, OvsError
-from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.otc import qos as qos_side
 from harmless.plan import Plan, SwitchPlan
+from harmless.qos.deploy import qos_dict as _asdict
 from harmless.qos.model import KERNEL_QDISC_TRUNKS, PortQos, QosSettings, trunk_problem
+from harmless.state import DeploymentState
 
 Progress = Callable[[str], None]
 #: how long ``qos`` commands wait for the state lock (a ``watch`` round holds it for milliseconds)
@@ -42,50 +44,6 @@ def _quiet(_m: str) -> None:
     pass
 
 
-def _asdict(q: PortQos | None) -> dict | None:
-    return asdict(q) if q is not None else None
-
-
-def overlay(plan: Plan, prev_state: dict | None) -> tuple[Plan, dict]:
-    """Re-apply live settings to a freshly computed plan (for ``up``). Pure.
-
-    A live entry of a port is kept when the port is still planned and the inventory's QoS of it (as the new plan
-    has it) equals the inventory value recorded at the live change, or the plan already carries the live value.
-
-    Returns:
-        ``(plan with the live QoS in it, the qos_live entries kept)``.
-    """
-    live = (prev_state or {}).get("qos_live") or {}
-    kept: dict[str, dict] = {}
-    sps = []
-    for sp in plan.switches:
-        mine = live.get(sp.name) or {}
-        ports = []
-        for p in sp.ports:
-            e = mine.get(p.interface)
-            cur = st.jsonable(_asdict(p.qos))
-            if e is not None and (e.get("inventory") == cur or e.get("qos") == cur):
-                p = replace(p, qos=PortQos.from_dict(e.get("qos")))
-                kept.setdefault(sp.name, {})[p.interface] = e
-            ports.append(p)
-        sps.append(replace(sp, ports=tuple(ports)))
-    return Plan(tuple(sps)), kept
-
-
-def check_kernel(inv, src: str) -> None:
-    """Before ``up`` changes anything: refuse ``scheduler: hfsc`` when this kernel cannot create an HFSC qdisc
-    (OVS would log the failure and leave the port unshaped). Raises InputError naming the field."""
-    from harmless.qos.model import uses_hfsc
-    if not uses_hfsc(inv):
-        return
-    ok, why = qos_side.hfsc_supported()
-    if not ok:
-        i, j = next((i, j) for i, sw in enumerate(inv.switches) for j, p in enumerate(sw.access_ports)
-                    if p.qos is not None and p.qos.scheduler == "hfsc")
-        raise InputError(f"{src}: switches[{i}].access_ports[{j}].qos.scheduler", why,
-                         "use scheduler: htb (or a kernel with CONFIG_NET_SCH_HFSC); nothing was changed")
-
-
 def apply_live(ovs, plan: Plan) -> None:
     """Make OVS enforce the plan's QoS: meters and queues first, then the translator flows (one bundle; flows that
     do not change are not touched), then unused meters are deleted. Raises OvsError."""
@@ -94,14 +52,14 @@ def apply_live(ovs, plan: Plan) -> None:
     qos_side.prune_meters(ovs, stale)
 
 
-def _deployed() -> tuple[dict, Plan]:
+def _deployed() -> tuple[DeploymentState, Plan]:
     s = st.load()
-    if not s or not s.get("plan"):
+    if not s or not s.plan:
         raise InputError("harmless qos", "nothing is deployed", "run harmless up -i INVENTORY first")
-    return s, Plan.from_dict(s["plan"])
+    return s, Plan.from_dict(s.plan)
 
 
-def _find(s: dict, plan: Plan, switch: str, interface: str) -> tuple[SwitchPlan, int, int]:
+def _find(s: DeploymentState, plan: Plan, switch: str, interface: str) -> tuple[SwitchPlan, int, int]:
     """``(switch plan, index of the port in it, br-otc switch number)``; names compared canonically per driver.
 
     Raises:
@@ -112,8 +70,7 @@ def _find(s: dict, plan: Plan, switch: str, interface: str) -> tuple[SwitchPlan,
         raise InputError("SWITCH", f"no deployed switch {switch!r} (deployed: {', '.join(sorted(sps))})",
                          "name a switch of the inventory")
     i, sp = sps[switch]
-    rec = (s.get("switches") or {}).get(switch)
-    canon = Switch.model_validate(rec).canonical if rec else (lambda x: x)
+    canon = deployed_switch(s, switch).canonical if s.switches.get(switch) else (lambda x: x)
     for k, p in enumerate(sp.ports):
         if canon(p.interface) == canon(interface) or p.interface.lower() == interface.lower():
             return sp, k, i
@@ -147,9 +104,42 @@ def _check_enforceable(sp: SwitchPlan, k: int, q: PortQos | None, scheduler_give
                          f"{others.pop()} (one scheduler per trunk)", "use the same --scheduler")
 
 
+class QosChange(BaseModel):
+    """One port's live QoS change (``harmless qos set``/``clear``; ``--json`` prints :meth:`model_dump` with
+    ``mode="json"``).
+
+    Attributes:
+        switch, interface, ofport, vid: the migrated port.
+        from_: its QoS before (``dataclasses.asdict`` of :class:`~harmless.qos.model.PortQos`, None: none); dumped
+            as ``from``.
+        to: its QoS after (None: removed).
+        dry_run: nothing was changed.
+        apply_ms: journal + state write + OVS change (ms); None (left out of the dump) on a dry run.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True,
+                              serialize_by_alias=True)
+
+    switch: str
+    interface: str
+    ofport: int
+    vid: int
+    from_: dict | None = Field(alias="from")
+    to: dict | None
+    dry_run: bool
+    apply_ms: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _no_apply_ms_on_dry_run(self, handler) -> dict:
+        d = handler(self)
+        if d.get("apply_ms") is None:
+            d.pop("apply_ms", None)
+        return d
+
+
 def _change(switch: str, interface: str, make: Callable[[PortQos | None], PortQos | None], scheduler_given: bool,
-            progress: Progress, dry_run: bool) -> dict:
-    from harmless.orchestrator import state_ovs
+            progress: Progress, dry_run: bool) -> QosChange:
+    """One port's change under the lock: checked, planned, then (unless ``dry_run``) journaled and applied."""
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         journal.tidy()
         recs = journal.unfinished()
@@ -164,46 +154,62 @@ def _change(switch: str, interface: str, make: Callable[[PortQos | None], PortQo
         _check_enforceable(sp, k, new_q, scheduler_given, (rows.get(trunk_if) or {}).get("type"))
         new_sp = replace(sp, ports=tuple(replace(p, qos=new_q) if j == k else p for j, p in enumerate(sp.ports)))
         new_plan = Plan(tuple(new_sp if x.name == sp.name else x for x in plan.switches))
-        result = {"switch": sp.name, "interface": port.interface, "ofport": port.ofport, "vid": port.vid,
-                  "from": _asdict(port.qos), "to": _asdict(new_q), "dry_run": dry_run}
+        result = QosChange(switch=sp.name, interface=port.interface, ofport=port.ofport, vid=port.vid,
+                           from_=_asdict(port.qos), to=_asdict(new_q), dry_run=dry_run)
         if dry_run:
             return result
-        live = {n: dict(v) for n, v in (s.get("qos_live") or {}).items()}
-        prior = (live.get(sp.name) or {}).get(port.interface)
-        inv_value = prior["inventory"] if prior else st.jsonable(_asdict(port.qos))
-        live.setdefault(sp.name, {})[port.interface] = {
-            "qos": st.jsonable(_asdict(new_q)), "inventory": inv_value,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        new_state = {**s, "plan": new_plan.to_dict(), "qos_live": live}
-        ovs = state_ovs(s)
-        j = journal.Journal("qos", progress)
-        t0 = time.monotonic()
-        try:
-            j.record("qos.begin", switch=sp.name, interface=port.interface, **{"from": result["from"],
-                                                                                "to": result["to"]})
-            j.record("state.save")
-            st.save(new_state)
-            j.record("server.qos", switch=sp.name, interface=port.interface)
-            apply_live(ovs, new_plan)
-        except BaseException as e:
-            j.record("rollback.begin", reason=str(e)[:300])
-            try:
-                st.save(s)
-                apply_live(ovs, plan)
-            except HarmlessError as e2:
-                progress(f"could not roll the QoS change back: {e2}; run harmless recover")
-                raise
-            j.record("rollback.end")
-            j.close()
-            if isinstance(e, OvsError):
-                e.problem += " (rolled back: the previous QoS is in force)"
-            raise
-        result["apply_ms"] = round((time.monotonic() - t0) * 1000, 1)
-        j.record("qos.end")
-        j.close()
+        new_state = s.model_copy(update={"plan": new_plan.to_dict(), "qos_live": _live_after(s, result)})
+        result.apply_ms = _journaled_apply(s, new_state, plan, new_plan, result, progress)
         progress(f"{sp.name} {port.interface}: {new_q.describe() if new_q else 'no QoS'} "
-                 f"(applied in {result['apply_ms']} ms)")
+                 f"(applied in {result.apply_ms} ms)")
         return result
+
+
+def _live_after(s: DeploymentState, c: QosChange) -> dict[str, dict[str, dict]]:
+    """The state's ``qos_live`` with change ``c`` recorded (the inventory value stays the one of the first live
+    change of the port). Pure but for the clock."""
+    live = {n: dict(v) for n, v in s.qos_live.items()}
+    prior = (live.get(c.switch) or {}).get(c.interface)
+    inv_value = prior["inventory"] if prior else st.jsonable(c.from_)
+    live.setdefault(c.switch, {})[c.interface] = {
+        "qos": st.jsonable(c.to), "inventory": inv_value, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return live
+
+
+def _journaled_apply(s: DeploymentState, new_state: DeploymentState, plan: Plan, new_plan: Plan, c: QosChange,
+                     progress: Progress) -> float:
+    """``qos.begin`` → ``state.save`` → ``server.qos`` → ``qos.end``; a failure rolls state and OVS back
+    (``rollback.begin`` → ``rollback.end``) and re-raises.
+
+    Returns:
+        The time from ``qos.begin`` to OVS enforcing the change (ms, 0.1 ms resolution).
+    """
+    ovs = state_ovs(s)
+    j = journal.Journal("qos", progress)
+    t0 = time.monotonic()
+    try:
+        j.record("qos.begin", switch=c.switch, interface=c.interface, **{"from": c.from_, "to": c.to})
+        j.record("state.save")
+        st.save(new_state)
+        j.record("server.qos", switch=c.switch, interface=c.interface)
+        apply_live(ovs, new_plan)
+    except BaseException as e:
+        j.record("rollback.begin", reason=str(e)[:300])
+        try:
+            st.save(s)
+            apply_live(ovs, plan)
+        except HarmlessError as e2:
+            progress(f"could not roll the QoS change back: {e2}; run harmless recover")
+            raise
+        j.record("rollback.end")
+        j.close()
+        if isinstance(e, OvsError):
+            e.problem += " (rolled back: the previous QoS is in force)"
+        raise
+    apply_ms = round((time.monotonic() - t0) * 1000, 1)
+    j.record("qos.end")
+    j.close()
+    return apply_ms
 
 
 #: ``harmless qos set`` option of each QoS field (error messages name the option the user typed)
@@ -213,7 +219,7 @@ SET_OPTIONS = {"ingress_mbps": "--ingress", "ingress_burst_kb": "--ingress-burst
 
 def set_qos(switch: str, interface: str, ingress_mbps: float | None = None, egress_mbps: float | None = None,
             ingress_burst_kb: int | None = None, egress_burst_kb: int | None = None, scheduler: str | None = None,
-            progress: Progress = _quiet, dry_run: bool = False) -> dict:
+            progress: Progress = _quiet, dry_run: bool = False) -> QosChange:
     """``harmless qos set``: change one port's QoS live; unspecified values keep the port's current ones.
 
     Args:
@@ -224,8 +230,9 @@ def set_qos(switch: str, interface: str, ingress_mbps: float | None = None, egre
         dry_run: validate and return what would change; change nothing.
 
     Returns:
-        ``{"switch", "interface", "ofport", "vid", "from": {...}|None, "to": {...}, "apply_ms": float}``
-        (``apply_ms``: journal + state write + OVS change, ms).
+        A :class:`QosChange`; dumped: ``{"switch", "interface", "ofport", "vid", "from": {...}|None, "to": {...},
+        "dry_run": bool, "apply_ms": float}`` (``apply_ms``: journal + state write + OVS change, ms; not on a dry
+        run).
 
     Raises:
         InputError: nothing deployed, unknown port, values out of range, a trunk that cannot enforce it, an
@@ -254,11 +261,11 @@ def set_qos(switch: str, interface: str, ingress_mbps: float | None = None, egre
 
 
 def clear_qos(switch: str | None = None, interface: str | None = None, progress: Progress = _quiet,
-              dry_run: bool = False) -> list[dict]:
+              dry_run: bool = False) -> list[QosChange]:
     """``harmless qos clear``: remove the QoS of one port, of every port of a switch, or of every port.
 
     Returns:
-        One :func:`set_qos`-shaped result per port that had QoS.
+        One :class:`QosChange` per port that had QoS.
 
     Raises:
         As :func:`set_qos`.
@@ -278,20 +285,62 @@ def clear_qos(switch: str | None = None, interface: str | None = None, progress:
     return [_change(n, i, lambda _cur: None, False, progress, dry_run) for n, i in targets]
 
 
-def show(with_counters: bool = True) -> dict:
+class QosPortView(BaseModel):
+    """One migrated port in ``harmless qos show``.
+
+    Attributes:
+        switch, interface, ofport, vid: the port.
+        trunk: the server interface of its trunk.
+        qos: its configured QoS (``dataclasses.asdict`` of :class:`~harmless.qos.model.PortQos`) or None.
+        source: ``inventory`` or ``live`` (``harmless qos set``), None without QoS.
+        meter: what OVS enforces on ingress (id, kbit/s, burst kbit, packets, band drops) or None.
+        queue: what OVS enforces on egress (id, trunk, QoS type, Queue other_config, tc class and its sent/dropped
+            counters) or None.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    switch: str
+    interface: str
+    ofport: int
+    vid: int
+    trunk: str | None
+    qos: dict | None
+    source: Literal["inventory", "live"] | None
+    meter: dict | None
+    queue: dict | None
+
+
+class QosShow(BaseModel):
+    """``harmless qos show``: ``deployed``, the ports, and ``error`` (only in the dump when OVS could not be read)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deployed: bool
+    ports: list[QosPortView] = Field(default_factory=list)
+    error: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _no_empty_error(self, handler) -> dict:
+        d = handler(self)
+        if d.get("error") is None:
+            d.pop("error", None)
+        return d
+
+
+def show(with_counters: bool = True) -> QosShow:
     """``harmless qos show``: per migrated port its configured QoS, where it comes from, and what OVS enforces.
 
     Returns:
-        ``{"deployed": bool, "ports": [{"switch", "interface", "ofport", "vid", "trunk", "qos": {...}|None,
-        "source": "inventory"|"live"|None, "meter": {...}|None, "queue": {...}|None}]}`` (``meter``: id, kbit/s,
-        burst kbit, packets, band drops; ``queue``: id, trunk, QoS type, Queue other_config, tc class and its
-        sent/dropped counters).
+        A :class:`QosShow`; dumped: ``{"deployed": bool, "ports": [{"switch", "interface", "ofport", "vid",
+        "trunk", "qos": {...}|None, "source": "inventory"|"live"|None, "meter": {...}|None, "queue": {...}|None}]}``
+        plus ``"error"`` when OVS could not be read (``meter``: id, kbit/s, burst kbit, packets, band drops;
+        ``queue``: id, trunk, QoS type, Queue other_config, tc class and its sent/dropped counters).
     """
-    from harmless.orchestrator import state_ovs
     s = st.load()
-    if not s or not s.get("plan"):
-        return {"deployed": False, "ports": []}
-    plan = Plan.from_dict(s["plan"])
+    if not s or not s.plan:
+        return QosShow(deployed=False)
+    plan = Plan.from_dict(s.plan)
     view: dict = {}
     error = None
     if with_counters:
@@ -299,30 +348,37 @@ def show(with_counters: bool = True) -> dict:
             view = qos_side.port_view(state_ovs(s), plan)
         except OvsError as e:
             error = str(e)
-    live = s.get("qos_live") or {}
+    live = s.qos_live
     rows = []
     for sp in plan.switches:
         trunks = {t.switch_port: t.server_interface for t in sp.trunks}
         for p in sp.ports:
             v = (view.get(sp.name) or {}).get(p.ofport, {})
-            rows.append({"switch": sp.name, "interface": p.interface, "ofport": p.ofport, "vid": p.vid,
-                         "trunk": trunks.get(p.trunk), "qos": _asdict(p.qos),
-                         "source": ("live" if p.interface in (live.get(sp.name) or {}) else "inventory")
-                         if p.qos else None,
-                         "meter": v.get("meter"), "queue": v.get("queue")})
-    return {"deployed": True, "ports": rows, **({"error": error} if error else {})}
+            rows.append(QosPortView(switch=sp.name, interface=p.interface, ofport=p.ofport, vid=p.vid,
+                                    trunk=trunks.get(p.trunk), qos=_asdict(p.qos),
+                                    source=("live" if p.interface in (live.get(sp.name) or {}) else "inventory")
+                                    if p.qos else None, meter=v.get("meter"), queue=v.get("queue")))
+    return QosShow(deployed=True, ports=rows, error=error)
 
 
-def finish(recs: list[dict], progress: Progress = _quiet) -> dict:
+class QosFinish(BaseModel):
+    """What :func:`finish` did for ``harmless recover``: ``applied`` False when nothing is deployed any more."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recovered: Literal["qos"] = "qos"
+    applied: bool
+
+
+def finish(recs: list[dict], progress: Progress = _quiet) -> QosFinish:
     """Finish an interrupted ``harmless qos`` run (for ``harmless recover``; the caller holds the lock): make OVS
     enforce what the state says (the state is written before OVS is changed, so it is the intended value or, when the
     run died before writing it, the previous one), then archive the journal."""
-    from harmless.orchestrator import state_ovs
     s = st.load()
     progress(f"finishing {journal.describe(recs)}")
-    if s and s.get("plan"):
+    if s and s.plan:
         ovs = state_ovs(s)
         ovs.start()
-        apply_live(ovs, Plan.from_dict(s["plan"]))
+        apply_live(ovs, Plan.from_dict(s.plan))
     journal.archive("interrupted")
-    return {"recovered": "qos", "applied": bool(s and s.get("plan"))}
+    return QosFinish(applied=bool(s and s.plan))

@@ -74,9 +74,9 @@ class FaultLab:
         return p
 
     def running_config(self) -> str:
-        from harmless import orchestrator as orch
+        from harmless import deployment
         from harmless.inventory import load_inventory
-        d = orch.connect(load_inventory(self.inventory).switches[0], "test")
+        d = deployment.connect(load_inventory(self.inventory).switches[0], "test")
         try:
             return d.running_config()
         finally:

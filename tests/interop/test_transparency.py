@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from tests.interop.frames import KINDS
@@ -116,7 +117,7 @@ def _plain_bridge(L, plain: dict[int, str]):
     """br-plain in HARMLESS's ovs-vswitchd: host namespaces with the lab hosts' MACs/IPs on OpenFlow ports 7/8/10."""
     info = L.info
     srv = info["server_netns"]
-    ovs = orch.state_ovs(st.load())
+    ovs = deployment.state_ovs(st.load())
     args = ["--may-exist", "add-br", "br-plain", "--", "set", "Bridge", "br-plain", "datapath_type=netdev",
             "fail_mode=secure", "protocols=OpenFlow13", "other_config:datapath-id=00000000000000cc",
             "other_config:disable-in-band=true"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.demo import free_port, start_controller, stop_process
@@ -34,7 +35,7 @@ class Lab:
 
     def driver(self):
         inv = load_inventory(self.inventory)
-        return orch.connect(inv.switches[0], "test")
+        return deployment.connect(inv.switches[0], "test")
 
     def running_config(self) -> str:
         d = self.driver()

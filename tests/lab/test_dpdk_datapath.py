@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.lab import topology as lab
@@ -28,7 +29,7 @@ def test_dpdk_datapath_hairpin_and_cleanup(lab2):
     p.write_text(yaml.safe_dump(inv))
     original = lab2.running_config()
     orch.up(str(p))
-    s = orch.state_ovs(st.load())
+    s = deployment.state_ovs(st.load())
     assert s.vsctl("get", "Open_vSwitch", ".", "dpdk_initialized").strip() == "true"
     prefix = s.vsctl("get", "Open_vSwitch", ".", "other_config:dpdk-extra").split("--file-prefix=")[1].split()[0]
     losses = []

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.cli import main
@@ -57,7 +58,7 @@ def test_up_hairpins_all_traffic_and_down_restores_the_exact_config(lab3, capsys
     lovs = lab3.lab_ovs()
     wait(lambda: lovs.vsctl("get", "Port", "fa0-10", "tag").strip() == "110", what="lab data plane VID 110")
 
-    s = orch.state_ovs(st.load())
+    s = deployment.state_ovs(st.load())
     wait(lambda: all(c["is_connected"] for c in orch.status(with_device=False)["switches"][0]["controllers"]),
          what="controller connection")
     hair0 = bridges.otc_hairpinned_packets(s)
@@ -137,5 +138,5 @@ def test_server_failure_rolls_the_switch_back(lab_reject, monkeypatch):
         orch.up(str(p))
     assert lab_reject.running_config() == original
     assert st.load() is None
-    o = orch.server_ovs(orch.load_inventory(p), start=False)
+    o = deployment.server_ovs(orch.load_inventory(p), start=False)
     assert not o.vswitchd_running() or "br-otc" not in o.vsctl("list-br")

@@ -5,6 +5,7 @@ import subprocess
 
 import pytest
 
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.lab import topology as lab
@@ -40,7 +41,7 @@ def test_eos_lab_up_hairpins_traffic_mirrors_link_state_and_down_restores_exactl
         wait(lambda: lovs.vsctl("get", "Port", "et10", "tag").strip() == "110", what="lab data plane VID 110")
         wait(lambda: all(c["is_connected"] for c in orch.status(with_device=False)["switches"][0]["controllers"]),
              what="controller connection")
-        s = orch.state_ovs(st.load())
+        s = deployment.state_ovs(st.load())
         hair0 = bridges.otc_hairpinned_packets(s)
         loss = all_pairs_loss(info)
         assert all(v == 0.0 for v in loss.values()), loss

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.demo import free_port
@@ -52,7 +53,7 @@ def running_configs(inventory: Path) -> dict[str, str]:
     inv = load_inventory(inventory)
     out = {}
     for sw in inv.switches:
-        d = orch.connect(sw, "test")
+        d = deployment.connect(sw, "test")
         try:
             out[sw.name] = d.running_config()
         finally:
@@ -76,9 +77,9 @@ def test_one_rejecting_switch_is_rolled_back_alone_the_others_are_migrated(fleet
     assert all(after[n] != before[n] for n in after if n != f"sw{REJECTING}")
     # the deployment holds the four migrated switches, each with its own br-of
     s = st.load()
-    assert sorted(sp["name"] for sp in s["plan"]["switches"]) == sorted(res["results"].keys() - {f"sw{REJECTING}"})
-    assert f"sw{REJECTING}" not in s["backups"]
-    ovs = orch.state_ovs(s)
+    assert sorted(sp["name"] for sp in s.plan["switches"]) == sorted(res["results"].keys() - {f"sw{REJECTING}"})
+    assert f"sw{REJECTING}" not in s.backups
+    ovs = deployment.state_ovs(s)
     assert sorted(b for b in ovs.vsctl("list-br").split() if b.startswith("br-of-")) == [
         f"br-of-sw{i}" for i in range(1, N_SWITCHES + 1) if i != REJECTING]
     # traffic: on every migrated switch host 7 reaches host 8 through that switch's br-of

@@ -25,7 +25,9 @@ import pytest
 from tests.conftest import wait_for
 import yaml
 
+from harmless import deployment
 from harmless import orchestrator as orch
+from harmless import state as st
 from harmless.demo import start_controller, stop_process
 from harmless.lab import topology as lab
 from tests.lab.conftest import make_lab
@@ -142,7 +144,7 @@ def test_master_and_slave_controllers_are_visible_and_a_pulled_link_reaches_them
         print(f"\nlink-down latency: device answer -> port-status at the controller {1000 * device_to_ctl:.0f} ms; "
               f"cable pulled -> port-status {1000 * pull_to_ctl:.0f} ms (watch --interval {WATCH_INTERVAL} s)")
         assert 0 <= device_to_ctl < 1.0
-        desc = orch.state_ovs(orch.st.load()).ofctl("-O", "OpenFlow13", "dump-ports-desc", "br-of-sw1")
+        desc = deployment.state_ovs(st.load()).ofctl("-O", "OpenFlow13", "dump-ports-desc", "br-of-sw1")
         assert re.search(r"7\(sw1-p7\).*\n\s+config:\s+0\n\s+state:\s+LINK_DOWN\n", desc)
         p7 = next(p for p in orch.status()["switches"][0]["ports"] if p["ofport"] == 7)
         assert (p7["device_link"], p7["br_of_state"], p7["blocked_by_watch"]) == ("down", "LINK_DOWN", True)

@@ -13,6 +13,7 @@ import time
 import pytest
 import yaml
 
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from tests.lab.conftest import make_lab
@@ -48,7 +49,7 @@ def test_customer_vlans_cross_the_hairpin_intact(lab_qinq):
     L = lab_qinq
     r = orch.up(str(L.inventory))
     assert all(p["qinq"] for p in r["plan"]["switches"][0]["ports"])
-    ovs = orch.state_ovs(st.load())
+    ovs = deployment.state_ovs(st.load())
     ovs.ofctl("-O", "OpenFlow13", "add-flows", "br-of-sw1", "-", stdin=(
         "priority=100,in_port=7,dl_vlan=10,actions=output:8\n"
         "priority=100,in_port=7,dl_vlan=20,actions=output:8\n"))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.lab import topology as lab
@@ -46,7 +47,7 @@ def _trunk_status(info):
 
 
 def _ping_through_server(info):
-    s = orch.state_ovs(st.load())
+    s = deployment.state_ovs(st.load())
     end = time.monotonic() + 20
     while time.monotonic() < end and not orch.status(with_device=False)["switches"][0]["controllers"][0][
             "is_connected"]:
@@ -66,7 +67,7 @@ def test_auto_trunk_is_afxdp_and_hairpins(lab_auto):
     assert any(f"trunk {info['trunk_interface']}: AF_XDP" in x for x in lines), lines
     tr = _trunk_status(info)
     assert (tr["type"], tr["auto"], tr["why"]) == ("afxdp", True, "") and tr["xdp_mode"] in ("native", "generic")
-    prog = trunks.xdp_program(orch.state_ovs(st.load()), info["trunk_interface"])
+    prog = trunks.xdp_program(deployment.state_ovs(st.load()), info["trunk_interface"])
     assert prog and prog["name"] == trunks.OVS_XDP_PROG
     loss, hairpinned = _ping_through_server(info)
     assert loss == 0.0 and hairpinned >= 6          # 3 requests + 3 replies popped off the AF_XDP trunk
@@ -85,7 +86,7 @@ def test_auto_trunk_falls_back_to_af_packet_when_xdp_cannot_attach(lab_auto):
         pytest.skip(f"{FOREIGN_XDP.name} (Debian libxdp1) is not installed: no XDP program to occupy the trunk")
     info = lab_auto.info
     # the trunk leaves OVS (OVS detaches its XDP program), another tool attaches its own, and up repairs the server
-    orch.state_ovs(st.load()).vsctl("del-port", "br-otc", info["trunk_interface"])
+    deployment.state_ovs(st.load()).vsctl("del-port", "br-otc", info["trunk_interface"])
     assert trunks.xdp_program(_NsOvs(info), info["trunk_interface"]) is None
     r = _ip(info, "link", "set", "dev", info["trunk_interface"], "xdpgeneric", "obj", str(FOREIGN_XDP), "sec", "xdp")
     assert r.returncode == 0, r.stderr

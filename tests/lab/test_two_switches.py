@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.demo import free_port
@@ -61,7 +62,7 @@ def test_hosts_on_all_migrated_ports_of_two_switches_reach_each_other(two):
     assert {p["interface"]: p["trunk"] for p in plan["sw1"]["ports"]} == {
         "FastEthernet0/7": "GigabitEthernet0/1", "FastEthernet0/8": "GigabitEthernet0/2",
         "FastEthernet0/24": "GigabitEthernet0/1"}
-    ovs = orch.state_ovs(st.load())
+    ovs = deployment.state_ovs(st.load())
     dpids = {br: ovs.vsctl("get", "Bridge", br, "other_config:datapath-id").strip('"\n')
              for br in ("br-of-sw1", "br-of-sw2")}
     assert dpids == {"br-of-sw1": "0000000000000001", "br-of-sw2": "0000000000000002"}

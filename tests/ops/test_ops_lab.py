@@ -25,6 +25,7 @@ from tests.conftest import wait_for
 from prometheus_client.parser import text_string_to_metric_families
 
 from harmless import exporter, linkwatch
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.demo import free_port
@@ -144,17 +145,17 @@ def test_restore_rebuilds_the_server_after_an_ovs_vswitchd_restart(lab2):
         s = st.load()
     config_before = L.running_config()
     assert wait_for(lambda: lab.ping(L.info, 7, 8, count=1) == 0.0, 20, "traffic before the restart")
-    ovs = orch.state_ovs(s)
+    ovs = deployment.state_ovs(s)
     ovs.stop_vswitchd(cleanup=False)                      # ovs-vswitchd goes away (crash, upgrade, reboot) ...
     ovs.vsctl("--if-exists", "del-br", "br-of-sw1", wait=False)   # ... and br-of-sw1 is lost from OVSDB
     assert lab.ping(L.info, 7, 8, count=1) == 100.0
     lines: list[str] = []
     res = restore(lines.append)                           # what `harmless restore` (the unit's command) runs
     print("\n" + "\n".join(lines))
-    sw = res["switches"]["sw1"]
-    assert res["restored"] and res["ovs"]["started"] == ["ovs-vswitchd"]
-    assert (sw["bridge_was_present"], sw["translator_flows_before"]) == (False, 0)
-    assert sw["translator_flows"] == sw["translator_flows_expected"] == 4
+    sw = res.switches["sw1"]
+    assert res.restored and res.ovs.started == ["ovs-vswitchd"]
+    assert (sw.bridge_was_present, sw.translator_flows_before) == (False, 0)
+    assert sw.translator_flows == sw.translator_flows_expected == 4
     assert all(line.startswith("sw1: ") for line in lines) and len(lines) == 3    # the unit's journal lines
     assert "br-of-sw1" in ovs.vsctl("list-br").split()
     desc = ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", "br-of-sw1")

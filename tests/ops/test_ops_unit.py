@@ -12,7 +12,8 @@ import pytest
 from harmless import journal
 from harmless import state as st
 from harmless.exporter import HarmlessCollector, last_runs, parse_port_counters
-from harmless.restore import UnfinishedRunError, flow_key, restore
+from harmless.health import flow_key
+from harmless.restore import UnfinishedRunError, restore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,8 +84,8 @@ def test_an_interrupted_restore_is_finished_by_the_next_one(state_dir):
     j = journal.Journal("restore")
     j.record("restore.begin", switches=["sw1"])
     r = restore()                                  # nothing deployed: the stale restore journal is archived
-    assert r["restored"] is False and r["reason"] == "nothing deployed"
-    assert "interrupted harmless restore" in r["finished_journal"]
+    assert r.restored is False and r.reason == "nothing deployed"
+    assert "interrupted harmless restore" in r.finished_journal
     assert journal.unfinished() is None
 
 
@@ -92,7 +93,7 @@ def test_an_interrupted_qos_run_is_finished_by_restore_and_an_up_is_not(state_di
     j = journal.Journal("qos")
     j.record("qos.begin", switch="sw1", interface="FastEthernet0/7")
     r = restore()                                  # server-only: finished by rebuilding from the state
-    assert "interrupted harmless qos" in r["finished_journal"] and journal.unfinished() is None
+    assert "interrupted harmless qos" in r.finished_journal and journal.unfinished() is None
     j = journal.Journal("up")
     j.record("up.begin", switches=["sw1"])
     with pytest.raises(UnfinishedRunError):         # an up touched a switch: reported, not finished
@@ -170,7 +171,7 @@ def test_pmd_busy_percent_is_taken_between_scrapes():
 
 
 def test_device_poller_survives_any_driver_failure_and_keeps_when_it_last_answered(monkeypatch):
-    from harmless import orchestrator
+    from harmless import deployment
     from harmless.exporter import DevicePoller
 
     class Flaky:
@@ -190,13 +191,48 @@ def test_device_poller_survives_any_driver_failure_and_keeps_when_it_last_answer
 
     rec = {"name": "sw1", "driver": "ios", "host": "192.0.2.1", "username": "admin", "password_env": "X",
            "trunks": [{"switch_port": "Gi0/1", "server_interface": "t0"}], "access_ports": ["FastEthernet0/7"]}
-    monkeypatch.setattr(st, "load", lambda: {"plan": {"switches": [{"name": "sw1"}]}, "switches": {"sw1": rec},
-                                             "inventory": "inv.yaml"})
-    monkeypatch.setattr(orchestrator, "connect", lambda sw, where: Flaky())
+    monkeypatch.setattr(st, "load", lambda: st.DeploymentState(plan={"switches": [{"name": "sw1"}]},
+                                                               switches={"sw1": rec}, inventory="inv.yaml"))
+    monkeypatch.setattr(deployment, "connect", lambda sw, where: Flaky())
     p = DevicePoller(interval=0)
     p.poll_once()
     first = p.snapshot()["sw1"]
-    assert first["ok"] and first["links"] == {"FastEthernet0/7": True} and first["t"] > 0
+    assert first.ok and first.links == {"FastEthernet0/7": True} and first.t > 0
     p.poll_once()
     second = p.snapshot()["sw1"]
-    assert second["ok"] is False and second["t"] == first["t"]
+    assert second.ok is False and second.t == first.t
+
+
+def test_typed_results_dump_the_keys_the_cli_printed_before():
+    """restore, qos set/clear/show/finish and watch events: ``model_dump(mode="json")`` has today's keys."""
+    from harmless.linkwatch import LinkEvent
+    from harmless.qos.live import QosChange, QosFinish, QosPortView, QosShow
+    from harmless.restore import RestoreOvs, RestoreResult, SwitchRestore
+    before = SwitchRestore(bridge="br-of-sw1", bridge_was_present=False, translator_flows_before=0,
+                           translator_flows_expected=4)
+    assert RestoreResult(restored=False, reason="nothing deployed").model_dump(mode="json") == {
+        "restored": False, "reason": "nothing deployed", "switches": {}, "ovs": {}, "seconds": 0.0,
+        "finished_journal": None}
+    dry = RestoreResult(restored=False, reason="dry run", switches={"sw1": before},
+                        ovs=RestoreOvs(private=True, started=["ovs-vswitchd"])).model_dump(mode="json")
+    assert list(dry["switches"]["sw1"]) == ["bridge", "bridge_was_present", "translator_flows_before",
+                                            "translator_flows_expected"]
+    assert dry["ovs"] == {"private": True, "started": ["ovs-vswitchd"]}
+    built = before.model_copy(update={"translator_flows": 4, "ports": 2, "held_down": [], "controllers": {}})
+    assert list(built.model_dump(mode="json")) == ["bridge", "bridge_was_present", "translator_flows_before",
+                                                   "translator_flows_expected", "translator_flows", "ports",
+                                                   "held_down", "controllers"]
+    c = QosChange(switch="sw1", interface="Fa0/7", ofport=7, vid=107, from_=None, to={"egress_mbps": 5.0},
+                  dry_run=True)
+    assert list(c.model_dump(mode="json")) == ["switch", "interface", "ofport", "vid", "from", "to", "dry_run"]
+    c.apply_ms = 1.5
+    assert c.model_dump(mode="json")["apply_ms"] == 1.5
+    assert QosShow(deployed=False).model_dump(mode="json") == {"deployed": False, "ports": []}
+    row = QosPortView(switch="sw1", interface="Fa0/7", ofport=7, vid=107, trunk="t0", qos=None, source=None,
+                      meter=None, queue=None)
+    assert QosShow(deployed=True, ports=[row], error="x").model_dump(mode="json")["error"] == "x"
+    assert QosFinish(applied=True).model_dump(mode="json") == {"recovered": "qos", "applied": True}
+    ev = LinkEvent(switch="sw1", interface="Fa0/7", ofport=7, link="down", device_state="down",
+                   detected_at=1.00049, applied_at=1.0126)
+    assert ev.model_dump(mode="json") == {"switch": "sw1", "interface": "Fa0/7", "ofport": 7, "link": "down",
+                                          "device_state": "down", "detected_at": 1.0, "applied_at": 1.013}

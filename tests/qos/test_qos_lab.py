@@ -18,6 +18,7 @@ import yaml
 from click.testing import CliRunner
 
 from harmless import journal
+from harmless import deployment
 from harmless import orchestrator as orch
 from harmless.cli import main
 from harmless.errors import InputError
@@ -51,7 +52,7 @@ def qlab(tmp_path_factory):
 
 
 def _ovs():
-    return orch.state_ovs(st.load())
+    return deployment.state_ovs(st.load())
 
 
 def _trace(ovs, flow: str) -> str:
@@ -66,7 +67,7 @@ def _queue_rate(ovs) -> str:
 
 
 def _trunk_iface() -> str:
-    return st.load()["plan"]["switches"][0]["trunks"][0]["server_interface"]
+    return st.load().plan["switches"][0]["trunks"][0]["server_interface"]
 
 
 def _tc(ovs, *args) -> str:
@@ -92,7 +93,7 @@ def test_up_builds_meter_queue_classifier_and_flows(qlab):
     assert "pref 110 bpf" in _tc(ovs, "filter", "show", "dev", trunk, "parent", "1:")
     before = qos_side.tc_classes(ovs, trunk).get("1:b", {}).get("sent_packets", 0)
     assert lab.ping(qlab.info, 7, 10, count=5, interval=0.1) == 0.0
-    view = qos_side.port_view(ovs, Plan.from_dict(st.load()["plan"]))["sw1"]
+    view = qos_side.port_view(ovs, Plan.from_dict(st.load().plan))["sw1"]
     assert view[7]["meter"]["packets"] >= 5                  # echo requests were metered
     assert view[10]["queue"]["sent_packets"] - before >= 5    # and reached h10 through queue 10's class
     assert view[7]["queue"] is None and view[10]["meter"] is None
@@ -104,15 +105,15 @@ def test_live_change_keeps_flows_and_is_journaled(qlab):
             if "actions=" in ln][0]
     n_before = int(push.split("n_packets=")[1].split(",")[0])
     r = live.set_qos("sw1", "Fa0/10", egress_mbps=60)
-    assert r["from"]["egress_mbps"] == 30 and r["to"]["egress_mbps"] == 60
+    assert r.from_["egress_mbps"] == 30 and r.to["egress_mbps"] == 60
     assert _queue_rate(ovs) == "60000000"
     assert "ceil 60Mbit" in _tc(ovs, "class", "show", "dev", _trunk_iface(), "classid", "1:b")
     push = [ln for ln in ovs.ofctl("-O", "OpenFlow13", "dump-flows", "br-otc", "in_port=1010").splitlines()
             if "actions=" in ln][0]
     assert int(push.split("n_packets=")[1].split(",")[0]) >= n_before > 0   # same flow, counters kept
     s = st.load()
-    assert s["qos_live"]["sw1"][RX]["qos"]["egress_mbps"] == 60
-    assert s["qos_live"]["sw1"][RX]["inventory"]["egress_mbps"] == 30
+    assert s.qos_live["sw1"][RX]["qos"]["egress_mbps"] == 60
+    assert s.qos_live["sw1"][RX]["inventory"]["egress_mbps"] == 30
     last = sorted((st.state_dir() / "journal").glob("*-qos.jsonl"))[-1]
     steps = [json.loads(x)["step"] for x in last.read_text().splitlines()]
     assert steps == ["qos.begin", "state.save", "server.qos", "qos.end"]
@@ -137,8 +138,8 @@ def test_clear_removes_the_meter_and_its_instruction(qlab):
     live.clear_qos("sw1", TX)
     assert qos_side.parse_meters(ovs.ofctl("-O", "OpenFlow13", "dump-meters", "br-otc")) == {}
     assert "meter:" not in _trace(ovs, f"in_port={TRUNK},dl_vlan=107,dl_type=0x0800")
-    shown = {p["interface"]: p for p in live.show()["ports"]}
-    assert shown[TX]["qos"] is None and shown[RX]["source"] == "live" and shown[RX]["queue"]["id"] == 10
+    shown = {p.interface: p for p in live.show().ports}
+    assert shown[TX].qos is None and shown[RX].source == "live" and shown[RX].queue["id"] == 10
 
 
 def test_killed_qos_set_is_finished_by_recover(qlab):
@@ -149,7 +150,7 @@ def test_killed_qos_set_is_finished_by_recover(qlab):
     assert p.returncode == -9, p.stderr                          # killed after journaling server.qos
     recs = journal.unfinished()
     assert recs[-1]["step"] == "server.qos" and recs[0]["op"] == "qos"
-    assert st.load()["plan"]["switches"][0]["ports"][1]["qos"]["egress_mbps"] == 40   # state written first
+    assert st.load().plan["switches"][0]["ports"][1]["qos"]["egress_mbps"] == 40   # state written first
     assert _queue_rate(ovs) == "60000000"                        # OVS not yet changed
     with pytest.raises(InputError, match="recover"):
         live.set_qos("sw1", "Fa0/10", egress_mbps=45)

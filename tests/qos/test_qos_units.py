@@ -16,7 +16,7 @@ from harmless.otc import qos as q
 from harmless.otc.flows import translator_flows
 from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
 from harmless import state as st
-from harmless.qos.live import check_kernel, overlay
+from harmless.qos.deploy import check_kernel, overlay
 from harmless.qos.model import PortQos
 from tests.lib.fakeoftable import FakeOFTable
 
@@ -169,7 +169,8 @@ def test_classifier_selects_the_ports_vid_only():
 def test_live_setting_survives_up_until_the_inventory_changes():
     live_q = {"ingress_mbps": 20.0, "ingress_burst_kb": None, "egress_mbps": None, "egress_burst_kb": None,
               "scheduler": "htb"}
-    state = {"qos_live": {"sw1": {"FastEthernet0/7": {"qos": live_q, "inventory": None}}}}
+    state = st.DeploymentState(inventory="inv.yaml",
+                               qos_live={"sw1": {"FastEthernet0/7": {"qos": live_q, "inventory": None}}})
     p, kept = overlay(plan(), state)
     assert p.switches[0].ports[0].qos == PortQos(ingress_mbps=20.0) and "FastEthernet0/7" in kept["sw1"]
     p, kept = overlay(plan(PortQos(egress_mbps=5)), state)        # the inventory changed since: it wins

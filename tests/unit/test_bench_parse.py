@@ -1,6 +1,7 @@
 """Parsers of the benchmark: testpmd port stats, OVS pmd-stats-show / pmd-perf-show, dpctl actions (captured text)."""
 from harmless.bench.experiments import datapath_actions
-from harmless.bench.ovsstats import parse_pmd_perf, parse_pmd_stats, summarize
+from harmless.bench.ovsstats import parse_pmd_perf, summarize
+from harmless.ovsstats import parse_pmd_stats
 from harmless.bench.quick import LoopSample, summarize_pair
 from harmless.bench.testpmd import TestpmdOptions, VirtioPort, build_argv, parse_port_stats, txpkts_for
 

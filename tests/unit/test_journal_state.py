@@ -70,16 +70,17 @@ def test_a_journal_write_that_fails_raises_for_forward_steps_only(state_dir, mon
 
 def test_state_round_trip_versions_and_damage(state_dir):
     assert st.load() is None
-    st.save({"inventory": "/x/inv.yaml", "plan": None, "backups": {"sw1": {"file": "/b", "sha256": "a" * 64}}})
+    st.save(st.DeploymentState(inventory="/x/inv.yaml", plan=None,
+                               backups={"sw1": {"file": "/b", "sha256": "a" * 64}}))
     d = st.load()
-    assert d["version"] == st.STATE_VERSION and d["backups"]["sw1"]["file"] == "/b"
+    assert d.version == st.STATE_VERSION and d.backups["sw1"].file == "/b"
     assert oct((state_dir / "state.json").stat().st_mode & 0o777) == "0o600"
     p = state_dir / "state.json"
     # harmless 0.1 wrote no version: read and upgraded
     raw = json.loads(p.read_text())
     del raw["version"]
     p.write_text(json.dumps(raw))
-    assert st.load()["version"] == 2
+    assert st.load().version == 2
     for text, words in [("{not json", "not JSON"), ('{"version": 7, "inventory": "x"}', "state version 7"),
                         ('{"inventory": 5}', "corrupt"), ("[1, 2]", "not a JSON object")]:
         p.write_text(text)
@@ -153,7 +154,7 @@ def test_state_write_errors_are_one_line_harmless_errors(state_dir, monkeypatch)
 
     monkeypatch.setattr(st.os, "open", boom)
     with pytest.raises(st.StateWriteError) as e:
-        st.save({"inventory": "x"})
+        st.save(st.DeploymentState(inventory="x"))
     assert isinstance(e.value, HarmlessError) and "Read-only" in e.value.problem
 
 
