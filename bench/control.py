@@ -21,7 +21,8 @@ from typing import Callable
 from harmless.bench.latency import Latency
 from harmless.bench.sut import OF_BRIDGE, PAIRS, PLAIN_BRIDGE
 from harmless.bench.workloads import l2_workload, mac_n
-from harmless.demo import free_port, start_controller, stop_process
+from harmless.lab.controller import start_controller
+from harmless.procs import free_port, stop as stop_process
 
 APP = "harmless.bench.reactive_app"
 BRIDGES = {"harmless": OF_BRIDGE, "plain": PLAIN_BRIDGE}

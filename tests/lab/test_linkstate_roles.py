@@ -26,7 +26,8 @@ from tests.conftest import wait_for
 import yaml
 
 from harmless import orchestrator as orch
-from harmless.demo import start_controller, stop_process
+from harmless.lab.controller import start_controller
+from harmless.procs import stop as stop_process
 from harmless.lab import topology as lab
 from tests.lab.conftest import make_lab
 
@@ -173,7 +174,7 @@ def test_a_link_change_syslog_from_the_switch_polls_it_at_once(lab2ctl):
     from the switch's management address, as a switch with ``logging host`` would) makes watch poll at once."""
     import socket
 
-    from harmless.demo import free_port
+    from harmless.procs import free_port
     L = lab2ctl
     orch.up(str(L.inventory))
     port = free_port()

@@ -27,7 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from harmless import exporter, linkwatch
 from harmless import orchestrator as orch
 from harmless import state as st
-from harmless.demo import free_port
+from harmless.procs import free_port
 from harmless.lab import topology as lab
 from harmless.otc import bridges
 from harmless.restore import restore
