@@ -29,7 +29,7 @@ from pathlib import Path
 from harmless import state as st
 from harmless.errors import InputError
 from harmless.lab import netns
-from harmless.lab.netns import LabError, stop_pid_file  # noqa: F401  (stop_pid_file: used by the labs and tests)
+from harmless.lab.netns import LabError, stop_pid_file
 from harmless.ovs import Ovs
 from harmless.procs import spawn
 
