@@ -7,11 +7,6 @@ running config equals the one before ``up`` → lab down. Everything started is 
 from __future__ import annotations
 
 import itertools
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,56 +17,13 @@ from harmless import state as st
 from harmless.deployment import state_ovs
 from harmless.errors import HarmlessError, InputError
 from harmless.lab import topology as lab
+from harmless.lab.controller import LEARNING_SWITCH, start_controller
 from harmless.otc import bridges
 from harmless.otc.flows import trunk_ofport
 from harmless.plan import Plan
+from harmless.procs import free_port, stop
 
-CONTROLLER_APP = "harmless.pipelines.learning_switch"
-
-
-def free_port(preferred: int | None = None) -> int:
-    """A free TCP port on 127.0.0.1 (``preferred`` when it is free)."""
-    if preferred:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", preferred))
-                return preferred
-            except OSError:
-                pass
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_controller(port: int, log_file: Path, app: str = CONTROLLER_APP, netns: str | None = None,
-                     env: dict[str, str] | None = None, extra_args: tuple[str, ...] = ()) -> subprocess.Popen:
-    """Start ``osken-manager`` with ``app`` listening on 127.0.0.1:``port`` (OpenFlow), in ``netns`` if given.
-
-    ``env`` adds environment variables (e.g. ``HARMLESS_OF_ROLE`` for the learning switch's controller role);
-    ``extra_args`` more osken-manager options (e.g. ``--ctl-privkey``/``--ctl-cert``/``--ca-certs`` and
-    ``--ofp-ssl-listen-port`` for TLS, with which osken-manager listens for TLS only).
-    """
-    mgr = Path(sys.executable).parent / "osken-manager"
-    exe = str(mgr) if mgr.exists() else shutil.which("osken-manager")
-    if not exe:
-        raise HarmlessError("controller", "osken-manager not found", "run packaging/install.sh")
-    out = open(log_file, "w")
-    ns = ["ip", "netns", "exec", netns] if netns else []
-    return subprocess.Popen([*ns, exe, "--ofp-tcp-listen-port", str(port), "--ofp-listen-host", "127.0.0.1",
-                             *extra_args, app],
-                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, **(env or {})})
-
-
-def stop_process(p: subprocess.Popen | None) -> None:
-    if p is None or p.poll() is not None:
-        return
-    p.terminate()
-    try:
-        p.wait(10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait(5)
+CONTROLLER_APP = LEARNING_SWITCH
 
 
 def _all_pairs_loss(info: dict, count: int) -> tuple[float, dict]:
@@ -107,24 +59,11 @@ def run_demo(progress=lambda m: None, lab_name: str = "demo", hosts: tuple[int, 
         ctl = start_controller(port, d / "controller.log", netns=info["server_netns"])
         inv_path = d / "inventory.yaml"
         inv_path.write_text(yaml.safe_dump(lab.inventory(info, [f"tcp:127.0.0.1:{port}"]), sort_keys=False))
-        progress("harmless plan")
-        res = orch.plan(str(inv_path), progress)
-        summary["plan"] = [{"interface": p.interface, "ofport": p.ofport, "vid": p.vid}
-                           for p in res.plan.switches[0].ports]
-        summary["switch_diff_lines"] = len(res.diffs["sw1"].splitlines())
+        summary.update(_plan(inv_path, progress))
         progress("harmless up")
         orch.up(str(inv_path), progress)
         deployed = True
-        progress("waiting for the controller to connect to br-of")
-        end = time.monotonic() + 30
-        while True:
-            s = orch.status(with_device=False)
-            ctls = s["switches"][0]["controllers"]
-            if ctls and all(c["is_connected"] for c in ctls):
-                break
-            if time.monotonic() > end:
-                raise HarmlessError("controller", "did not connect to br-of within 30 s", f"see {d / 'controller.log'}")
-            time.sleep(0.5)
+        _wait_connected(d / "controller.log")
         progress(f"pinging between every pair of hosts ({pings} pings each), hairpinned through the server")
         summary["ping_loss_pct"], summary["pairs"] = _all_pairs_loss(info, pings)
         s = orch.status(with_device=False)
@@ -133,13 +72,7 @@ def run_demo(progress=lambda m: None, lab_name: str = "demo", hosts: tuple[int, 
         ovs = state_ovs(state_now)
         summary["hairpinned_packets"] = bridges.otc_hairpinned_packets(ovs)
         sp = Plan.from_dict(state_now.plan).switches[0]
-        a, b = sp.ports[0], sp.ports[-1]
-        trace = ovs.appctl("ofproto/trace", "br-otc",
-                           f"in_port={trunk_ofport(1, 0)},dl_vlan={a.vid},dl_src={lab.host_mac(a.ofport)},"
-                           f"dl_dst={lab.host_mac(b.ofport)},dl_type=0x0800,nw_src={lab.host_ip(a.ofport)},"
-                           f"nw_dst={lab.host_ip(b.ofport)}")
-        summary["trace_datapath_actions"] = next((ln.split(":", 1)[1].strip() for ln in trace.splitlines()
-                                                  if ln.startswith("Datapath actions")), "")
+        summary["trace_datapath_actions"] = _trace(ovs, sp)
         progress("harmless down")
         down = orch.down(progress)
         deployed = False
@@ -147,14 +80,55 @@ def run_demo(progress=lambda m: None, lab_name: str = "demo", hosts: tuple[int, 
         progress("pinging again after down (back on the legacy switch)")
         summary["ping_loss_after_down_pct"], _ = _all_pairs_loss(info, 1)
     finally:
-        if deployed:
-            try:
-                orch.down(progress)
-            except HarmlessError as e:
-                progress(f"cleanup: harmless down failed: {e}")
-        stop_process(ctl)
-        lab.lab_down(lab_name)
+        _cleanup(deployed, ctl, lab_name, progress)
     summary["seconds"] = round(time.monotonic() - t0, 1)
     summary["ok"] = (summary.get("ping_loss_pct") == 0.0 and summary.get("hairpinned_packets", 0) > 0
                      and summary.get("config_restored") is True)
     return summary
+
+
+def _plan(inv_path: Path, progress) -> dict:
+    """``harmless plan``: the port plan and the size of the switch's config diff."""
+    progress("harmless plan")
+    res = orch.plan(str(inv_path), progress)
+    return {"plan": [{"interface": p.interface, "ofport": p.ofport, "vid": p.vid} for p in res.plan.switches[0].ports],
+            "switch_diff_lines": len(res.diffs["sw1"].splitlines())}
+
+
+def _wait_connected(log: Path, timeout: float = 30) -> None:
+    """Wait until every controller of the switch's br-of is connected.
+
+    Raises:
+        HarmlessError: not within ``timeout`` s (the controller's log is named).
+    """
+    end = time.monotonic() + timeout
+    while True:
+        s = orch.status(with_device=False)
+        ctls = s["switches"][0]["controllers"]
+        if ctls and all(c["is_connected"] for c in ctls):
+            return
+        if time.monotonic() > end:
+            raise HarmlessError("controller", f"did not connect to br-of within {timeout:g} s", f"see {log}")
+        time.sleep(0.5)
+
+
+def _trace(ovs, sp) -> str:
+    """Datapath actions of ``ofproto/trace`` on br-otc for a frame from the first to the last migrated port of
+    switch plan ``sp`` (arriving on the trunk with the first port's VID)."""
+    a, b = sp.ports[0], sp.ports[-1]
+    trace = ovs.appctl("ofproto/trace", "br-otc",
+                       f"in_port={trunk_ofport(1, 0)},dl_vlan={a.vid},dl_src={lab.host_mac(a.ofport)},"
+                       f"dl_dst={lab.host_mac(b.ofport)},dl_type=0x0800,nw_src={lab.host_ip(a.ofport)},"
+                       f"nw_dst={lab.host_ip(b.ofport)}")
+    return next((ln.split(":", 1)[1].strip() for ln in trace.splitlines() if ln.startswith("Datapath actions")), "")
+
+
+def _cleanup(deployed: bool, ctl, lab_name: str, progress) -> None:
+    """Undo whatever is still up: the deployment (``harmless down``), the controller, the lab."""
+    if deployed:
+        try:
+            orch.down(progress)
+        except HarmlessError as e:
+            progress(f"cleanup: harmless down failed: {e}")
+    stop(ctl)
+    lab.lab_down(lab_name)

@@ -73,17 +73,18 @@ def run(argv: Sequence[str], *, netns: str | None = None, stdin: str | None = No
 
 
 def spawn(argv: Sequence[str], log_file: Path | str, *, netns: str | None = None,
-          env: dict[str, str] | None = None) -> subprocess.Popen:
+          env: dict[str, str] | None = None, append: bool = False) -> subprocess.Popen:
     """Start a long-running process in its own session, stdout and stderr written to ``log_file``.
 
     Args:
-        argv: the command (no shell); env: variables added to this process's environment.
+        argv: the command (no shell); env: variables added to this process's environment; append: add to
+            ``log_file`` instead of starting it afresh (e.g. a controller restarted).
 
     Raises:
         CommandError: the program is not installed.
     """
     full = in_netns(argv, netns)
-    out = open(log_file, "w")
+    out = open(log_file, "a" if append else "w")
     try:
         return subprocess.Popen(full, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env={**os.environ, **(env or {})})

@@ -21,18 +21,17 @@ import os
 import re
 import secrets
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from harmless import state as st
-from harmless.errors import HarmlessError, InputError
-from harmless.procs import wait_gone
+from harmless.errors import InputError
+from harmless.lab import netns
+from harmless.lab.netns import LabError, stop_pid_file
 from harmless.ovs import Ovs
+from harmless.procs import spawn
 
 LAB_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,5}$")      # hl-<name>-trunk must fit 15 characters
 SUBNET = "198.18.0"
@@ -153,29 +152,6 @@ def startup_config(spec: LabSpec) -> str:
     return "\n".join(lines) + "\n" + spec.extra_config
 
 
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    p = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if check and p.returncode != 0:
-        raise HarmlessError("lab", f"ip {' '.join(args)} failed: {p.stderr.strip()}",
-                            "run as root on a kernel with network namespaces and veth")
-    return p
-
-
-def _nsexec(ns: str, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True, text=True)
-
-
-def _wait_tcp(port: int, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
 def lab_info(name: str) -> dict | None:
     """The running lab's description (``lab.json``), or None."""
     p = lab_dir(name) / "lab.json"
@@ -195,9 +171,9 @@ def lab_up(spec: LabSpec = LabSpec(), progress=lambda m: None) -> dict:
         raise InputError("--name", f"lab name {spec.name!r} is not 1-6 lowercase letters/digits", "e.g. --name lab")
     if not spec.hosts or any(not 1 <= h <= 24 for h in spec.hosts) or len(set(spec.hosts)) != len(spec.hosts):
         raise InputError("--hosts", "host ports must be distinct numbers 1-24 (FastEthernet0/N)", "e.g. --hosts 7,8,10")
-    if lab_info(spec.name) or Path(f"/run/netns/{ns_switch(spec.name)}").exists():
+    if lab_info(spec.name) or netns.exists(ns_switch(spec.name)):
         raise InputError("harmless lab up", f"lab {spec.name!r} is already up", f"run harmless lab down --name {spec.name}")
-    if _wait_tcp(spec.ssh_port, 0.2):
+    if netns.wait_tcp(spec.ssh_port, 0.2):
         raise InputError("--ssh-port", f"TCP port {spec.ssh_port} on 127.0.0.1 is already in use", "pick another port")
     d = lab_dir(spec.name)
     if d.exists():
@@ -213,99 +189,20 @@ def lab_up(spec: LabSpec = LabSpec(), progress=lambda m: None) -> dict:
 def _build(spec: LabSpec, d: Path, progress) -> dict:
     sw_ns = ns_switch(spec.name)
     progress(f"creating namespaces for the switch and {len(spec.hosts)} hosts")
-    _ip("netns", "add", sw_ns)
-    _nsexec(sw_ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
-    _nsexec(sw_ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
-    _ip("-n", sw_ns, "link", "set", "lo", "up")
-    port_map = {}
-    for n in spec.hosts:
-        h_ns, iface = ns_host(spec.name, n), access_iface(spec.vendor, n)
-        port_map[iface] = ovs_port(iface)
-        _ip("netns", "add", h_ns)
-        _nsexec(h_ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
-        _nsexec(h_ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
-        _ip("link", "add", port_map[iface], "netns", sw_ns, "type", "veth", "peer", "name", "eth0", "netns", h_ns,
-            "address", host_mac(n, spec.host_base))
-        _ip("-n", h_ns, "addr", "add", f"{host_ip(n, spec.host_base)}/24", "dev", "eth0")
-        for ns, dev in ((h_ns, "eth0"), (h_ns, "lo"), (sw_ns, port_map[iface])):
-            _ip("-n", ns, "link", "set", dev, "up")
-        _nsexec(h_ns, "ethtool", "-K", "eth0", "tx", "off")   # userspace datapath: no partial checksums
-    for port, peer in spec.uplinks:
-        iface = access_iface(spec.vendor, port)
-        port_map[iface] = ovs_port(iface)
-        if peer:      # take the other lab's cable end
-            _ip("link", "set", peer, "netns", sw_ns)
-            _ip("-n", sw_ns, "link", "set", peer, "name", port_map[iface])
-        else:
-            _ip("link", "add", port_map[iface], "netns", sw_ns, "type", "veth", "peer", "name",
-                uplink_iface(spec.name, port))
-            _ip("link", "set", uplink_iface(spec.name, port), "up")
-        _ip("-n", sw_ns, "link", "set", port_map[iface], "up")
-    srv = spec.server_netns
-    if srv and not Path(f"/run/netns/{srv}").exists():
-        _ip("netns", "add", srv)
-        _ip("-n", srv, "link", "set", "lo", "up")
-    srv_args = ["-n", srv] if srv else []
-    trunks = []
-    for k, trunk_port in enumerate(spec.trunk_ports):
-        tr = trunk_iface(spec.name, k)
-        port_map[trunk_port] = ovs_port(trunk_port)
-        if _ip(*srv_args, "link", "show", "dev", tr, check=False).returncode == 0:
-            _ip(*srv_args, "link", "del", tr)
-        _ip("link", "add", port_map[trunk_port], "netns", sw_ns, "type", "veth", "peer", "name", tr,
-            *(["netns", srv] if srv else []))
-        sysctl = ["sysctl", "-qw", f"net.ipv6.conf.{tr}.disable_ipv6=1"]
-        subprocess.run(["ip", "netns", "exec", srv, *sysctl] if srv else sysctl, capture_output=True)
-        _ip(*srv_args, "link", "set", tr, "up")
-        _ip("-n", sw_ns, "link", "set", port_map[trunk_port], "up")
-        trunks.append({"switch_port": trunk_port, "interface": tr})
-
+    netns.add_ns(sw_ns)
+    port_map = _cable_hosts(spec, sw_ns)
+    port_map.update(_cable_uplinks(spec, sw_ns))
+    trunks = _cable_trunks(spec, sw_ns, port_map)
     progress("starting the legacy switch's data plane (OVS in its namespace)")
-    ovs = Ovs(d / "ovs", netns=sw_ns)
-    ovs.start()
-    # like a real access port only the outer tag counts; the emulated device's sync raises it to 2 while a QinQ
-    # (dot1q-tunnel) port exists (harmless.emulators.dataplane.vlan_limit)
-    ovs.vsctl("set", "Open_vSwitch", ".", "other_config:vlan-limit=1")
-    args = ["--may-exist", "add-br", BRIDGE, "--", "set", "Bridge", BRIDGE, "datapath_type=netdev",
-            "fail_mode=standalone", "--", "set", "Port", BRIDGE, "tag=4094"]   # keep LOCAL out of VLAN floods
-    for iface, p in port_map.items():
-        args += ["--", "--may-exist", "add-port", BRIDGE, p, "--", "set", "Port", p, "tag=1", "vlan_mode=access"]
-    ovs.vsctl(*args)
-
+    ovs = _start_dataplane(d, sw_ns, port_map)
     progress(f"starting the emulated switch ({VENDORS[spec.vendor]['model']}) on 127.0.0.1:{spec.ssh_port}")
-    pw = d / "password"
-    fd = os.open(pw, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_urlsafe(12))
-    (d / "startup.cfg").write_text(startup_config(spec))
-    argv = [sys.executable, "-m", "harmless.emulators.fakeswitch", "--vendor", spec.vendor, "--hostname", "sw1", "--listen-port", str(spec.ssh_port),
-            "--username", "admin", "--password-file", str(pw), "--startup-config", str(d / "startup.cfg"),
-            "--ovs-db", ovs.db, "--bridge", BRIDGE, "--port-map", json.dumps(port_map), "--sync-interval", "0.3",
-            "--log-file", str(d / "fakeswitch.log"), "--pid-file", str(d / "fakeswitch.pid")]
-    for r in spec.reject:
-        argv += ["--reject", r]
-    if spec.vendor == "ios":
-        argv += ["--fault-file", str(d / "faults.json")]   # test-only runtime faults (absent: none)
-        argv += ["--platform", spec.platform] + (["--session-port", spec.session_port] if spec.session_port else [])
-    with open(d / "fakeswitch.out", "w") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-    (d / "fakeswitch.pid").write_text(str(proc.pid))
-    if not _wait_tcp(spec.ssh_port, 30):
-        raise HarmlessError("lab", "the emulated switch did not start", f"see {d / 'fakeswitch.out'}")
-    # the data plane follows the device: wait until the startup VLANs are mirrored
-    first = port_map[access_iface(spec.vendor, spec.hosts[0])]
-    end = time.monotonic() + 20
-    while ovs.vsctl("get", "Port", first, "tag").strip() != "100":
-        if time.monotonic() > end:
-            raise HarmlessError("lab", "the switch's VLAN config did not reach its data plane",
-                                f"see {d / 'fakeswitch.log'}")
-        time.sleep(0.2)
+    pw = _start_device(spec, d, ovs, port_map)
     info = {
         "name": spec.name, "vendor": spec.vendor, "ssh_port": spec.ssh_port, "username": "admin",
         "password_file": str(pw), "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE,
-        "trunk_port": spec.trunk, "trunk_interface": trunks[0]["interface"], "trunks": trunks, "server_netns": srv,
-        "port_map": port_map, "fault_file": str(d / "faults.json"), "uplinks": {str(p): (peer or uplink_iface(spec.name, p)) for p, peer in spec.uplinks},
+        "trunk_port": spec.trunk, "trunk_interface": trunks[0]["interface"], "trunks": trunks,
+        "server_netns": spec.server_netns, "port_map": port_map, "fault_file": str(d / "faults.json"),
+        "uplinks": {str(p): (peer or uplink_iface(spec.name, p)) for p, peer in spec.uplinks},
         "hosts": {str(n): {"interface": access_iface(spec.vendor, n), "netns": ns_host(spec.name, n),
                            "ip": host_ip(n, spec.host_base), "mac": host_mac(n, spec.host_base)} for n in spec.hosts},
     }
@@ -313,20 +210,99 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     return info
 
 
-def stop_pid_file(pidf: Path) -> None:
-    """Stop the process group whose leader's pid is in ``pidf``: SIGTERM, up to 5 s, then SIGKILL (idempotent).
+def _cable_hosts(spec: LabSpec, sw_ns: str) -> dict[str, str]:
+    """One namespace per host, cabled (its eth0) to the switch's access port; returns {interface: OVS port}."""
+    port_map = {}
+    for n in spec.hosts:
+        h_ns, iface = ns_host(spec.name, n), access_iface(spec.vendor, n)
+        port_map[iface] = ovs_port(iface)
+        netns.add_ns(h_ns)
+        netns.veth(port_map[iface], sw_ns, "eth0", h_ns, b_mac=host_mac(n, spec.host_base), up=False)
+        netns.iface_up(h_ns, "eth0", f"{host_ip(n, spec.host_base)}/24")   # TX offload off (userspace datapath)
+        netns.link_up(sw_ns, port_map[iface])
+    return port_map
 
-    A missing file, a stale pid or a process already gone are not errors.
-    """
-    if not pidf.exists():
-        return
-    try:
-        pid = int(pidf.read_text().strip())
-        os.killpg(pid, signal.SIGTERM)
-        if not wait_gone(pid, 5, kill=False):
-            os.killpg(pid, signal.SIGKILL)
-    except (OSError, ValueError):
-        pass
+
+def _cable_uplinks(spec: LabSpec, sw_ns: str) -> dict[str, str]:
+    """Uplink cables: a far end left in this namespace, or another lab's cable end taken."""
+    port_map = {}
+    for port, peer in spec.uplinks:
+        iface = access_iface(spec.vendor, port)
+        port_map[iface] = ovs_port(iface)
+        if peer:      # take the other lab's cable end
+            netns.move(peer, None, sw_ns, port_map[iface])
+        else:
+            netns.veth(port_map[iface], sw_ns, uplink_iface(spec.name, port), None, up=False)
+            netns.link_up(None, uplink_iface(spec.name, port))
+        netns.link_up(sw_ns, port_map[iface])
+    return port_map
+
+
+def _cable_trunks(spec: LabSpec, sw_ns: str, port_map: dict[str, str]) -> list[dict]:
+    """The trunk cables to the server (its namespace created if missing); adds the trunk ports to ``port_map``."""
+    srv = spec.server_netns
+    if srv and not netns.exists(srv):
+        netns.add_ns(srv, ipv6=True)
+    trunks = []
+    for k, trunk_port in enumerate(spec.trunk_ports):
+        tr = trunk_iface(spec.name, k)
+        port_map[trunk_port] = ovs_port(trunk_port)
+        if netns.ip("link", "show", "dev", tr, netns=srv, check=False).returncode == 0:
+            netns.ip("link", "del", tr, netns=srv)
+        netns.veth(port_map[trunk_port], sw_ns, tr, srv, up=False)
+        netns.sysctl(srv, f"net.ipv6.conf.{tr}.disable_ipv6=1")
+        netns.link_up(srv, tr)
+        netns.link_up(sw_ns, port_map[trunk_port])
+        trunks.append({"switch_port": trunk_port, "interface": tr})
+    return trunks
+
+
+def _start_dataplane(d: Path, sw_ns: str, port_map: dict[str, str]) -> Ovs:
+    """The legacy switch's data plane: its own OVS, ``br-legacy`` (NORMAL) with every port an access port."""
+    ovs = Ovs(d / "ovs", netns=sw_ns)
+    ovs.start()
+    # like a real access port only the outer tag counts; the emulated device's sync raises it to 2 while a QinQ
+    # (dot1q-tunnel) port exists (harmless.emulators.dataplane.vlan_limit)
+    ovs.vsctl("set", "Open_vSwitch", ".", "other_config:vlan-limit=1")
+    args = ["--may-exist", "add-br", BRIDGE, "--", "set", "Bridge", BRIDGE, "datapath_type=netdev",
+            "fail_mode=standalone", "--", "set", "Port", BRIDGE, "tag=4094"]   # keep LOCAL out of VLAN floods
+    for p in port_map.values():
+        args += ["--", "--may-exist", "add-port", BRIDGE, p, "--", "set", "Port", p, "tag=1", "vlan_mode=access"]
+    ovs.vsctl(*args)
+    return ovs
+
+
+def _start_device(spec: LabSpec, d: Path, ovs: Ovs, port_map: dict[str, str]) -> Path:
+    """Start the emulated switch (its config mirrored onto ``br-legacy``); wait until it listens and its startup
+    VLANs reached the data plane. Returns the password file."""
+    pw = d / "password"
+    fd = os.open(pw, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_urlsafe(12))
+    (d / "startup.cfg").write_text(startup_config(spec))
+    argv = [sys.executable, "-m", "harmless.emulators.fakeswitch", "--vendor", spec.vendor, "--hostname", "sw1",
+            "--listen-port", str(spec.ssh_port), "--username", "admin", "--password-file", str(pw),
+            "--startup-config", str(d / "startup.cfg"), "--ovs-db", ovs.db, "--bridge", BRIDGE,
+            "--port-map", json.dumps(port_map), "--sync-interval", "0.3",
+            "--log-file", str(d / "fakeswitch.log"), "--pid-file", str(d / "fakeswitch.pid")]
+    for r in spec.reject:
+        argv += ["--reject", r]
+    if spec.vendor == "ios":
+        argv += ["--fault-file", str(d / "faults.json")]   # test-only runtime faults (absent: none)
+        argv += ["--platform", spec.platform] + (["--session-port", spec.session_port] if spec.session_port else [])
+    proc = spawn(argv, d / "fakeswitch.out")
+    (d / "fakeswitch.pid").write_text(str(proc.pid))
+    if not netns.wait_tcp(spec.ssh_port, 30):
+        raise LabError("lab", "the emulated switch did not start", f"see {d / 'fakeswitch.out'}")
+    # the data plane follows the device: wait until the startup VLANs are mirrored
+    first = port_map[access_iface(spec.vendor, spec.hosts[0])]
+    end = time.monotonic() + 20
+    while ovs.vsctl("get", "Port", first, "tag").strip() != "100":
+        if time.monotonic() > end:
+            raise LabError("lab", "the switch's VLAN config did not reach its data plane",
+                           f"see {d / 'fakeswitch.log'}")
+        time.sleep(0.2)
+    return pw
 
 
 def lab_down(name: str) -> bool:
@@ -338,16 +314,9 @@ def lab_down(name: str) -> bool:
     found = d.exists()
     stop_pid_file(d / "fakeswitch.pid")
     if (d / "ovs").exists():
-        try:
-            Ovs(d / "ovs", netns=ns_switch(name)).stop()
-        except HarmlessError:
-            pass
-    for ns in Path("/run/netns").glob(f"hl-{name}-*") if Path("/run/netns").exists() else []:
-        found = True
-        _ip("netns", "del", ns.name, check=False)
-    for dev in Path("/sys/class/net").glob(f"hl-{name}-*"):     # trunks and uplink cable ends in this namespace
-        found = True
-        _ip("link", "del", dev.name, check=False)
+        netns.stop_ovs(d / "ovs", ns_switch(name))
+    # namespaces, and the trunks and uplink cable ends in this namespace
+    found = netns.remove_prefixed(f"hl-{name}-") or found
     if d.exists():
         shutil.rmtree(d, ignore_errors=True)
     return found
@@ -403,10 +372,7 @@ def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", o
 
 def ping(info: dict, src: int, dst: int, count: int = 3, interval: float = 0.2) -> float:
     """Ping host ``dst`` from host ``src`` (lab port numbers); return the loss in percent."""
-    p = _nsexec(info["hosts"][str(src)]["netns"], "ping", "-c", str(count), "-i", str(interval), "-W", "2",
-                info["hosts"][str(dst)]["ip"])
-    m = re.search(r"([\d.]+)% packet loss", p.stdout)
-    return float(m.group(1)) if m else 100.0
+    return netns.ping(info["hosts"][str(src)]["netns"], info["hosts"][str(dst)]["ip"], count, interval)
 
 
 def lab_ovs(info: dict) -> Ovs:

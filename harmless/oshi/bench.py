@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,10 +33,11 @@ import uuid
 from pathlib import Path
 
 from harmless.errors import HarmlessError
+from harmless.lab import netns
 from harmless.ovs import Ovs
 from harmless.pipelines.oshi.lme import lme_ofctl
+from harmless.procs import cpu_seconds
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 CASES = ("router", "oshi_ip", "oshi_vll")
 
 SENDER = r"""
@@ -61,19 +62,8 @@ print(sent, ru.ru_utime + ru.ru_stime)
 """
 
 
-def _ip(*a: str) -> None:
-    p = subprocess.run(["ip", *a], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise HarmlessError("oshi bench", f"ip {' '.join(a)}: {p.stderr.strip()}", "run as root")
-
-
 def _ns(ns: str, *a: str) -> str:
-    return subprocess.run(["ip", "netns", "exec", ns, *a], capture_output=True, text=True).stdout
-
-
-def _proc_cpu_s(pid: int) -> float:
-    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / CLK_TCK
+    return netns.run_in(ns, *a).stdout
 
 
 def _rx_packets(ns: str, dev: str) -> int:
@@ -107,21 +97,17 @@ class BenchLab:
 
     def up(self) -> None:
         for ns in (self.src, self.dst, self.rtr, self.node):
-            _ip("netns", "add", ns)
-            _ip("-n", ns, "link", "set", "lo", "up")
-            _ns(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
-                "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0")
+            netns.add_ns(ns, router=True)
         for dut, a, b in ((self.rtr, "r", "r"), (self.node, "o", "o")):
-            _ip("link", "add", "d-in", "netns", dut, "type", "veth", "peer", "name", a, "netns", self.src)
-            _ip("link", "add", "d-out", "netns", dut, "type", "veth", "peer", "name", b, "netns", self.dst)
+            netns.veth("d-in", dut, a, self.src, up=False)
+            netns.veth("d-out", dut, b, self.dst, up=False)
             for ns, dev in ((dut, "d-in"), (dut, "d-out"), (self.src, a), (self.dst, b)):
-                _ip("-n", ns, "link", "set", dev, "up")
-                _ns(ns, "ethtool", "-K", dev, "tx", "off")
+                netns.iface_up(ns, dev)
         # router: 10.72.1.0/24 (src side), 10.72.2.0/24 (dst side)
-        _ip("-n", self.rtr, "addr", "add", "10.72.1.1/24", "dev", "d-in")
-        _ip("-n", self.rtr, "addr", "add", "10.72.2.1/24", "dev", "d-out")
-        _ip("-n", self.src, "addr", "add", "10.72.1.2/24", "dev", "r")
-        _ip("-n", self.dst, "addr", "add", "10.72.2.2/24", "dev", "r")
+        netns.ip("addr", "add", "10.72.1.1/24", "dev", "d-in", netns=self.rtr)
+        netns.ip("addr", "add", "10.72.2.1/24", "dev", "d-out", netns=self.rtr)
+        netns.ip("addr", "add", "10.72.1.2/24", "dev", "r", netns=self.src)
+        netns.ip("addr", "add", "10.72.2.2/24", "dev", "r", netns=self.dst)
         # OSHI node: OVS with LME flows, internal ports carry 10.71.1.1 / 10.71.2.1
         self.ovs.start()
         self.ovs.vsctl("add-br", "br-oshi", "--", "set", "Bridge", "br-oshi", "datapath_type=netdev",
@@ -137,14 +123,12 @@ class BenchLab:
                        "table=1,priority=250,in_port=1,dl_type=0x8847,mpls_label=100,"
                        "actions=set_field:200->mpls_label,output:2")
         for dev, addr in (("i-in", "10.71.1.1/24"), ("i-out", "10.71.2.1/24")):
-            _ip("-n", self.node, "addr", "add", addr, "dev", dev)
-            _ip("-n", self.node, "link", "set", dev, "up")
-            _ns(self.node, "ethtool", "-K", dev, "tx", "off")
-        _ip("-n", self.src, "addr", "add", "10.71.1.2/24", "dev", "o")
-        _ip("-n", self.dst, "addr", "add", "10.71.2.2/24", "dev", "o")
+            netns.iface_up(self.node, dev, addr)
+        netns.ip("addr", "add", "10.71.1.2/24", "dev", "o", netns=self.src)
+        netns.ip("addr", "add", "10.71.2.2/24", "dev", "o", netns=self.dst)
         # the DUTs need the receivers' MAC addresses: static neighbours, no ARP during the trials
-        _ip("-n", self.rtr, "neigh", "replace", "10.72.2.2", "lladdr", _mac(self.dst, "r"), "dev", "d-out")
-        _ip("-n", self.node, "neigh", "replace", "10.71.2.2", "lladdr", _mac(self.dst, "o"), "dev", "i-out")
+        netns.ip("neigh", "replace", "10.72.2.2", "lladdr", _mac(self.dst, "r"), "dev", "d-out", netns=self.rtr)
+        netns.ip("neigh", "replace", "10.71.2.2", "lladdr", _mac(self.dst, "o"), "dev", "i-out", netns=self.node)
 
     def frames(self) -> dict[str, tuple[str, str, bytes]]:
         """case -> (sender interface, receiver interface, frame)."""
@@ -161,8 +145,8 @@ class BenchLab:
         except HarmlessError:
             pass
         for ns in (self.src, self.dst, self.rtr, self.node):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        subprocess.run(["rm", "-rf", str(self.dir)])
+            netns.ip("netns", "del", ns, check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _ksoftirqd_s() -> float:
@@ -170,7 +154,7 @@ def _ksoftirqd_s() -> float:
     for d in Path("/proc").glob("[0-9]*"):
         try:
             if (d / "comm").read_text().startswith("ksoftirqd"):
-                total += _proc_cpu_s(int(d.name))
+                total += cpu_seconds(int(d.name))
         except OSError:
             pass
     return total
@@ -182,15 +166,15 @@ def trial(bl: BenchLab, case: str, spec: tuple[str, str, bytes], rate: int, seco
     the ksoftirqd threads (softirq work that was deferred)."""
     tx_if, rx_if, fr = spec
     vswitchd = bl.ovs._pid("ovs-vswitchd")
-    rx0, ovs0, ksi0 = _rx_packets(bl.dst, rx_if), _proc_cpu_s(vswitchd), _ksoftirqd_s()
-    p = subprocess.run(["ip", "netns", "exec", bl.src, sys.executable, "-c", SENDER, tx_if, fr.hex(), str(rate),
-                        str(seconds)], capture_output=True, text=True, timeout=seconds + 30)
+    rx0, ovs0, ksi0 = _rx_packets(bl.dst, rx_if), cpu_seconds(vswitchd), _ksoftirqd_s()
+    p = netns.run_in(bl.src, sys.executable, "-c", SENDER, tx_if, fr.hex(), str(rate), str(seconds),
+                     timeout=seconds + 30)
     if p.returncode != 0:
         raise HarmlessError("oshi bench", f"the sender failed: {p.stderr.strip()[-200:]}", "")
     time.sleep(0.3)                                        # let the queues drain
     sent, sender_cpu = p.stdout.split()
     return {"case": case, "sent": int(sent), "delivered": _rx_packets(bl.dst, rx_if) - rx0,
-            "sender_cpu_s": float(sender_cpu), "ovs_cpu_s": _proc_cpu_s(vswitchd) - ovs0,
+            "sender_cpu_s": float(sender_cpu), "ovs_cpu_s": cpu_seconds(vswitchd) - ovs0,
             "ksoftirqd_cpu_s": _ksoftirqd_s() - ksi0}
 
 
@@ -214,7 +198,7 @@ def run(rate: int = 20000, seconds: float = 5.0, trials: int = 3, progress=lambd
     bl = BenchLab()
     out = {"rate_pps": rate, "seconds": seconds, "trials": [], "machine": {
         "cpus": os.cpu_count(), "kernel": os.uname().release,
-        "ovs": subprocess.run(["ovs-vswitchd", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
+        "ovs": netns.run_in(None, "ovs-vswitchd", "--version").stdout.split("\n")[0],
         "datapath": "netdev (userspace)", "loadavg_before": Path("/proc/loadavg").read_text().split()[:3]}}
     try:
         progress("building the bench lab: sender, receiver, a Linux router and an OSHI node (OVS netdev + LME)")

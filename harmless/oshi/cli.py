@@ -10,17 +10,12 @@ from harmless.clikit import err, handle_errors, out
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 from harmless.errors import InputError
+from harmless.lab.naming import pick_lab
 
 
 def _lab_name(name: str | None) -> str:
     from harmless.oshi import lab
-    if name:
-        return name
-    labs = lab.running_labs()
-    if len(labs) == 1:
-        return labs[0]
-    raise InputError("--name", "no OSHI lab is up" if not labs else f"several OSHI labs are up: {', '.join(labs)}",
-                     "harmless oshi up -t <topology.yaml>" if not labs else "pick one with --name")
+    return pick_lab(name, lab.running_labs() if not name else [], "OSHI", "harmless oshi up -t <topology.yaml>")
 
 
 def _client(name: str | None, api: str | None):

@@ -12,12 +12,11 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 from harmless.errors import HarmlessError
-from harmless.procs import alive
+from harmless.procs import alive, run
 
 FRR_DIR = Path("/usr/lib/frr")
 DAEMONS = ("zebra", "ospfd")
@@ -95,9 +94,9 @@ class Frr:
         (self.base / "ospfd.conf").write_text(ospfd)
         common = ["-d", "-u", "frr", "-g", "frr", "--vty_socket", str(self.base), "-z", str(self.base / "zserv.api")]
         for d in DAEMONS:
-            argv = ["ip", "netns", "exec", self.netns, str(FRR_DIR / d), *common, "-f", str(self.base / f"{d}.conf"),
+            argv = [str(FRR_DIR / d), *common, "-f", str(self.base / f"{d}.conf"),
                     "-i", str(self.base / f"{d}.pid"), "--log", f"file:{self.base / (d + '.log')}"]
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            p = run(argv, netns=self.netns, timeout=30, check=False)
             end = time.monotonic() + 10
             while self._pid(d) is None and time.monotonic() < end:
                 time.sleep(0.1)
@@ -106,15 +105,19 @@ class Frr:
                                     f"see {self.base / (d + '.log')}")
 
     def vtysh(self, cmd: str, timeout: float = 10) -> str:
-        p = subprocess.run(["ip", "netns", "exec", self.netns, "vtysh", "--vty_socket", str(self.base), "-c", cmd],
-                           capture_output=True, text=True, timeout=timeout)
-        return p.stdout
+        """Output of one vtysh command in the node's namespace ('' on failure).
+
+        Raises:
+            CommandError: it timed out after ``timeout`` s.
+        """
+        return run(["vtysh", "--vty_socket", str(self.base), "-c", cmd], netns=self.netns, timeout=timeout,
+                   check=False).stdout
 
     def ospf_neighbors_full(self) -> int:
         """Number of OSPF neighbours in state Full."""
         try:
             data = json.loads(self.vtysh("show ip ospf neighbor json") or "{}")
-        except (ValueError, subprocess.TimeoutExpired):
+        except (ValueError, HarmlessError):
             return 0
         n = 0
         for lst in data.get("neighbors", {}).values():

@@ -24,25 +24,27 @@ failed :func:`up`.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import yaml
 
+from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.errors import HarmlessError, InputError
-from harmless.lab.topology import stop_pid_file
+from harmless.lab import netns
+from harmless.lab import topology as legacy
+from harmless.lab.controller import start_controller
+from harmless.lab.controller import stop_controller as stop_pid_controller
 from harmless.ovs import Ovs
 from harmless.oshi import frr as frrmod
 from harmless.oshi.topology import LabPlan, NodePlan, TopologyFile, load_topology, make_plan
 from harmless.pipelines.oshi.api import ApiClient
 from harmless.pipelines.oshi.lme import lme_ofctl
+from harmless.procs import free_port
 
 BRIDGE = "br-oshi"
 CONTROLLER_APP = "harmless.pipelines.oshi.controller"
@@ -73,58 +75,15 @@ def api_client(name: str) -> ApiClient:
     return ApiClient(f"unix:{i['api_socket']}")
 
 
-# ----------------------------------------------------------------------------- small helpers
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    p = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if check and p.returncode != 0:
-        raise HarmlessError("oshi lab", f"ip {' '.join(args)} failed: {p.stderr.strip()}",
-                            "run as root on a kernel with network namespaces and veth")
-    return p
-
-
-def _nsexec(ns: str, *argv: str, check: bool = False) -> subprocess.CompletedProcess:
-    p = subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True, text=True)
-    if check and p.returncode != 0:
-        raise HarmlessError("oshi lab", f"{' '.join(argv)} in {ns} failed: {p.stderr.strip()}", "")
-    return p
-
-
-def _new_ns(ns: str, router: bool) -> None:
-    _ip("netns", "add", ns)
-    _ip("-n", ns, "link", "set", "lo", "up")
-    sysctls = ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"]
-    if router:
-        sysctls += ["net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"]
-    _nsexec(ns, "sysctl", "-qw", *sysctls)
-
-
-def _up_iface(ns: str, dev: str, addr: str | None = None) -> None:
-    if addr:
-        _ip("-n", ns, "addr", "add", addr, "dev", dev)
-    _ip("-n", ns, "link", "set", dev, "up")
-    _nsexec(ns, "ethtool", "-K", dev, "tx", "off")     # userspace datapath: no partial checksums
-
-
-def _start_controller(plan: LabPlan, d: Path, conf: Path) -> subprocess.Popen:
-    mgr = Path(sys.executable).parent / "osken-manager"
-    exe = str(mgr) if mgr.exists() else shutil.which("osken-manager")
-    if not exe:
-        raise HarmlessError("controller", "osken-manager not found", "run packaging/install.sh")
-    env = dict(os.environ, OSHI_CONTROLLER_CONF=str(conf))
-    log = open(d / "controller.log", "a")
-    p = subprocess.Popen(["ip", "netns", "exec", plan.controller_ns, exe, "--ofp-tcp-listen-port",
-                          str(plan.openflow_port), "--ofp-listen-host", plan.controller_ip, CONTROLLER_APP],
-                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                         start_new_session=True)
-    (d / "controller.pid").write_text(str(p.pid))
-    return p
+def _start_controller(plan: LabPlan, d: Path, conf: Path) -> None:
+    start_controller(plan.openflow_port, d / "controller.log", app=CONTROLLER_APP, netns=plan.controller_ns,
+                     env={"OSHI_CONTROLLER_CONF": str(conf)}, host=plan.controller_ip, pid_file=d / "controller.pid",
+                     append_log=True)
 
 
 def stop_controller(name: str) -> None:
     """Stop the lab's controller process group (idempotent)."""
-    pidf = lab_dir(name) / "controller.pid"
-    stop_pid_file(pidf)
-    pidf.unlink(missing_ok=True)
+    stop_pid_controller(lab_dir(name) / "controller.pid")
 
 
 def restart_controller(name: str, wait_s: float = 60) -> float:
@@ -156,7 +115,7 @@ def up(topology_path: str, progress=lambda m: None, wait_s: float = 90) -> dict:
     if not frrmod.frr_installed():
         raise InputError("frr", "FRR (zebra, ospfd, vtysh) is not installed", "apt-get install frr "
                          "(packaging/install.sh does)")
-    if info(t.name) or Path(f"/run/netns/hl-o{t.name}-ctl").exists():
+    if info(t.name) or netns.exists(f"hl-o{t.name}-ctl"):
         raise InputError(topology_path, f"OSHI lab {t.name!r} is already up", f"harmless oshi down --name {t.name}")
     plan = make_plan(t)
     d = lab_dir(t.name)
@@ -186,94 +145,34 @@ def _far_end(plan: LabPlan, node: NodePlan, port) -> tuple[str, str]:
 def _build(t: TopologyFile, plan: LabPlan, d: Path, progress, wait_s: float) -> dict:
     rec = {"name": t.name, "topology": t.model_dump(mode="json"), "namespaces": [], "nodes": {}, "harmless": None,
            "api_socket": str(d / "api.sock"), "controller_conf": str(d / "controller.json")}
-    (d / "lab.json").write_text(json.dumps(rec))      # so that down() finds a half-built lab
+    _save(d, rec)      # so that down() finds a half-built lab
     progress(f"creating namespaces: {len(plan.nodes)} OSHI nodes, {len(plan.ces)} CEs, the controller")
     for n in plan.nodes.values():
-        _new_ns(n.netns, router=True)
-        _ip("-n", n.netns, "addr", "add", n.loopback, "dev", "lo")
+        netns.add_ns(n.netns, router=True)
+        netns.ip("addr", "add", n.loopback, "dev", "lo", netns=n.netns)
     for c in plan.ces.values():
-        _new_ns(c.netns, router=False)
-    _new_ns(plan.controller_ns, router=False)
-    # cables between plain OVS ports (a HARMLESS node's cables come from the lab switch below)
-    done = set()
-    for n in plan.nodes.values():
-        if n.harmless:
-            continue
-        for p in n.ports:
-            far_ns, far_name = _far_end(plan, n, p)
-            if p.peer and plan.nodes[p.peer].harmless:
-                continue
-            key = frozenset((n.name, p.peer)) if p.peer else (n.name, p.name)
-            if key in done:
-                continue
-            done.add(key)
-            _ip("link", "add", p.name, "netns", n.netns, "type", "veth", "peer", "name", far_name, "netns", far_ns)
-            _up_iface(n.netns, p.name)
-            _up_iface(far_ns, far_name)
+        netns.add_ns(c.netns)
+    netns.add_ns(plan.controller_ns)
+    _cable_plain_nodes(plan)
     harmless_node = next((n for n in plan.nodes.values() if n.harmless), None)
     if harmless_node:
         rec["harmless"] = _harmless_node(plan, harmless_node, d, progress)
-        (d / "lab.json").write_text(json.dumps(rec))
+        _save(d, rec)
     progress("starting one Open vSwitch per OSHI node (userspace datapath) with the LME flows")
-    ctl_target = f"tcp:{plan.controller_ip}:{plan.openflow_port}"
     for n in plan.nodes.values():
-        if n.harmless:
-            ovs = Ovs(Path(rec["harmless"]["ovs_dir"]), netns=n.netns)
-            bridge = rec["harmless"]["bridge"]
-        else:
-            ovs = Ovs(d / "nodes" / n.name / "ovs", netns=n.netns)
-            ovs.start()
-            bridge = BRIDGE
-            args = ["add-br", bridge, "--", "set", "Bridge", bridge, "datapath_type=netdev", "fail_mode=secure",
-                    "protocols=OpenFlow13", f"other_config:datapath-id={n.dpid:016x}",
-                    "other_config:disable-in-band=true"]
-            for p in n.ports:
-                args += ["--", "add-port", bridge, p.name, "--", "set", "Interface", p.name,
-                         f"ofport_request={p.ofport}"]
-            ovs.vsctl(*args)
-        args = []
-        for p in n.ports:
-            if p.internal:
-                args += (["--"] if args else []) + ["--may-exist", "add-port", bridge, p.internal, "--", "set",
-                                                    "Interface", p.internal, "type=internal",
-                                                    f"ofport_request={p.internal_ofport}"]
-        ovs.vsctl(*args)
-        # controller first: OVS flushes the flow tables when a bridge's controller set changes
-        if not n.harmless:
-            ovs.vsctl("set-controller", bridge, ctl_target)
-        uuid = ovs.vsctl("get", "Bridge", bridge, "controller").strip().strip("[]").split(",")[0].strip()
-        ovs.vsctl("set", "Controller", uuid, "connection_mode=out-of-band", "max_backoff=1000")
-        ovs.ofctl("-O", "OpenFlow13", "add-flows", bridge, "-", stdin=lme_ofctl(n.port_pairs()))
-        for p in n.ports:
-            if p.internal:
-                _up_iface(n.netns, p.internal, p.ip)
-        rec["nodes"][n.name] = {"netns": n.netns, "ovs_dir": str(ovs.base_dir), "bridge": bridge,
-                                "dpid": n.dpid, "frr_dir": str(frr_dir(t.name, n.name)),
-                                "ports": {p.name: p.ofport for p in n.ports},
-                                "edge_ports": n.edge_ports(), "harmless": n.harmless}
-        (d / "lab.json").write_text(json.dumps(rec))
+        rec["nodes"][n.name] = _node_switch(plan, n, d, rec["harmless"], t.name)
+        _save(d, rec)
     progress("configuring the CEs and the controller's namespace")
-    for c in plan.ces.values():
-        _ip("-n", c.netns, "addr", "add", c.ip, "dev", "ip")
-        _ip("-n", c.netns, "route", "add", "default", "via", c.gateway)
-        for port, addr in c.service_ips.items():
-            _ip("-n", c.netns, "addr", "add", addr, "dev", port)
-    _ip("-n", plan.controller_ns, "addr", "add", f"{plan.controller_ip}/24", "dev", "ctl0")
-    _ip("-n", plan.controller_ns, "route", "add", "default", "via", "10.254.0.1")
+    _address_ces(plan)
     progress("starting FRR (zebra + ospfd) in every node")
     for n in plan.nodes.values():
-        f = frrmod.Frr(frr_dir(t.name, n.name), n.netns)
         base = frr_dir(t.name, n.name)
-        f.start(frrmod.zebra_conf(n.name, base / "zebra.log", n.loopback.split("/")[0]),
-                frrmod.ospfd_conf(n.name, n.loopback.split("/")[0], [p.internal for p in n.ports if p.peer],
-                                  base / "ospfd.log"))
+        frrmod.Frr(base, n.netns).start(
+            frrmod.zebra_conf(n.name, base / "zebra.log", n.loopback.split("/")[0]),
+            frrmod.ospfd_conf(n.name, n.loopback.split("/")[0], [p.internal for p in n.ports if p.peer],
+                              base / "ospfd.log"))
     progress("starting the OSHI controller (os-ken) in its namespace")
-    conf = {"state_file": str(d / "services.json"), "api_socket": rec["api_socket"], "label_range": list(t.label_range),
-            "discovery_interval_s": 1.0, "link_timeout_s": 5.0,
-            "nodes": {n: {"dpid": v["dpid"], "bridge": v["bridge"],
-                          "ovsdb": f"unix:{Path(v['ovs_dir']) / 'run' / 'db.sock'}", "edge_ports": v["edge_ports"]}
-                      for n, v in rec["nodes"].items()}}
-    Path(rec["controller_conf"]).write_text(json.dumps(conf, indent=1))
+    _write_controller_conf(t, d, rec)
     _start_controller(plan, d, Path(rec["controller_conf"]))
     progress("waiting for OSPF to converge")
     t0 = time.monotonic()
@@ -286,12 +185,85 @@ def _build(t: TopologyFile, plan: LabPlan, d: Path, progress, wait_s: float) -> 
     return rec
 
 
+def _save(d: Path, rec: dict) -> None:
+    (d / "lab.json").write_text(json.dumps(rec))
+
+
+def _cable_plain_nodes(plan: LabPlan) -> None:
+    """Cables between plain OVS ports and their far ends (a HARMLESS node's cables come from its lab switch)."""
+    done = set()
+    for n in plan.nodes.values():
+        if n.harmless:
+            continue
+        for p in n.ports:
+            far_ns, far_name = _far_end(plan, n, p)
+            if p.peer and plan.nodes[p.peer].harmless:
+                continue
+            key = frozenset((n.name, p.peer)) if p.peer else (n.name, p.name)
+            if key in done:
+                continue
+            done.add(key)
+            netns.veth(p.name, n.netns, far_name, far_ns, up=False)
+            netns.iface_up(n.netns, p.name)
+            netns.iface_up(far_ns, far_name)
+
+
+def _node_switch(plan: LabPlan, n: NodePlan, d: Path, hrec: dict | None, name: str) -> dict:
+    """A node's OpenFlow bridge (its own OVS; a HARMLESS node's is HARMLESS's br-of) with the internal ports to the
+    IP stack, the controller (out-of-band) and the LME flows; returns the node's ``lab.json`` record."""
+    if n.harmless:
+        ovs, bridge = Ovs(Path(hrec["ovs_dir"]), netns=n.netns), hrec["bridge"]
+    else:
+        ovs, bridge = Ovs(d / "nodes" / n.name / "ovs", netns=n.netns), BRIDGE
+        ovs.start()
+        args = ["add-br", bridge, "--", "set", "Bridge", bridge, "datapath_type=netdev", "fail_mode=secure",
+                "protocols=OpenFlow13", f"other_config:datapath-id={n.dpid:016x}", "other_config:disable-in-band=true"]
+        for p in n.ports:
+            args += ["--", "add-port", bridge, p.name, "--", "set", "Interface", p.name, f"ofport_request={p.ofport}"]
+        ovs.vsctl(*args)
+    args = []
+    for p in n.ports:
+        if p.internal:
+            args += (["--"] if args else []) + ["--may-exist", "add-port", bridge, p.internal, "--", "set",
+                                                "Interface", p.internal, "type=internal",
+                                                f"ofport_request={p.internal_ofport}"]
+    ovs.vsctl(*args)
+    # controller first: OVS flushes the flow tables when a bridge's controller set changes
+    if not n.harmless:
+        ovs.vsctl("set-controller", bridge, f"tcp:{plan.controller_ip}:{plan.openflow_port}")
+    uuid = ovs.vsctl("get", "Bridge", bridge, "controller").strip().strip("[]").split(",")[0].strip()
+    ovs.vsctl("set", "Controller", uuid, "connection_mode=out-of-band", "max_backoff=1000")
+    ovs.ofctl("-O", "OpenFlow13", "add-flows", bridge, "-", stdin=lme_ofctl(n.port_pairs()))
+    for p in n.ports:
+        if p.internal:
+            netns.iface_up(n.netns, p.internal, p.ip)
+    return {"netns": n.netns, "ovs_dir": str(ovs.base_dir), "bridge": bridge, "dpid": n.dpid,
+            "frr_dir": str(frr_dir(name, n.name)), "ports": {p.name: p.ofport for p in n.ports},
+            "edge_ports": n.edge_ports(), "harmless": n.harmless}
+
+
+def _address_ces(plan: LabPlan) -> None:
+    """CE addresses and default routes; the controller's address and its route into the OSHI network."""
+    for c in plan.ces.values():
+        netns.ip("addr", "add", c.ip, "dev", "ip", netns=c.netns)
+        netns.ip("route", "add", "default", "via", c.gateway, netns=c.netns)
+        for port, addr in c.service_ips.items():
+            netns.ip("addr", "add", addr, "dev", port, netns=c.netns)
+    netns.ip("addr", "add", f"{plan.controller_ip}/24", "dev", "ctl0", netns=plan.controller_ns)
+    netns.ip("route", "add", "default", "via", "10.254.0.1", netns=plan.controller_ns)
+
+
+def _write_controller_conf(t: TopologyFile, d: Path, rec: dict) -> None:
+    conf = {"state_file": str(d / "services.json"), "api_socket": rec["api_socket"],
+            "label_range": list(t.label_range), "discovery_interval_s": 1.0, "link_timeout_s": 5.0,
+            "nodes": {n: {"dpid": v["dpid"], "bridge": v["bridge"],
+                          "ovsdb": f"unix:{Path(v['ovs_dir']) / 'run' / 'db.sock'}", "edge_ports": v["edge_ports"]}
+                      for n, v in rec["nodes"].items()}}
+    Path(rec["controller_conf"]).write_text(json.dumps(conf, indent=1))
+
+
 def _harmless_node(plan: LabPlan, node: NodePlan, d: Path, progress) -> dict:
     """Build the HARMLESS node: lab legacy switch + harmless up; cable its access ports to the far ends."""
-    from harmless import orchestrator as orch
-    from harmless.demo import free_port
-    from harmless.lab import topology as legacy
-
     hd = d / "harmless"
     lab_name = f"o{plan.name}"
     ofports = tuple(p.ofport for p in node.ports)
@@ -303,12 +275,11 @@ def _harmless_node(plan: LabPlan, node: NodePlan, d: Path, progress) -> dict:
         for p in node.ports:
             far_ns, far_name = _far_end(plan, node, p)
             h_ns = linfo["hosts"][str(p.ofport)]["netns"]
-            _ip("-n", h_ns, "link", "set", "eth0", "down")
-            _ip("-n", h_ns, "link", "set", "eth0", "netns", far_ns)
-            _ip("-n", far_ns, "link", "set", "eth0", "name", far_name)
-            _ip("-n", far_ns, "addr", "flush", "dev", far_name)
-            _up_iface(far_ns, far_name)
-            _ip("netns", "del", h_ns)
+            netns.ip("link", "set", "eth0", "down", netns=h_ns)
+            netns.move("eth0", h_ns, far_ns, far_name)
+            netns.ip("addr", "flush", "dev", far_name, netns=far_ns)
+            netns.iface_up(far_ns, far_name)
+            netns.ip("netns", "del", h_ns)
         inv = legacy.inventory(linfo, [f"tcp:{plan.controller_ip}:{plan.openflow_port}"])
         inv["switches"][0]["datapath_id"] = f"{node.dpid:#018x}"
         inv_path = d / "inventory.yaml"
@@ -371,19 +342,11 @@ def down(name: str, progress=lambda m: None) -> bool:
     base = frrmod.RUN_BASE / name
     frrmod.stop_all([frrmod.Frr(sub, f"hl-o{name}-{sub.name}") for sub in base.glob("*")] if base.exists() else [])
     nodes_dir = d / "nodes"
-
-    def stop_ovs(nd: Path) -> None:
-        try:
-            Ovs(nd / "ovs", netns=f"hl-o{name}-{nd.name}").stop()
-        except HarmlessError:
-            pass
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:      # each stop waits seconds for vswitchd to exit
-        list(pool.map(stop_ovs, [nd for nd in nodes_dir.glob("*") if (nd / "ovs").exists()]
-                      if nodes_dir.exists() else []))
+    # each stop waits seconds for vswitchd to exit
+    netns.stop_ovs_all([(nd / "ovs", f"hl-o{name}-{nd.name}") for nd in nodes_dir.glob("*") if (nd / "ovs").exists()]
+                       if nodes_dir.exists() else [])
     hd = d / "harmless"
     if hd.exists():
-        from harmless import orchestrator as orch
-        from harmless.lab import topology as legacy
         with st.using(hd):
             if st.load():
                 progress("harmless down (restoring the legacy switch's config)")
@@ -391,14 +354,9 @@ def down(name: str, progress=lambda m: None) -> bool:
                     orch.down(progress)
                 except HarmlessError as e:
                     progress(f"harmless down failed: {e}")
-                    try:
-                        Ovs(hd / "ovs", netns=f"hl-o{name}-{_harmless_name(rec)}").stop()
-                    except HarmlessError:
-                        pass
+                    netns.stop_ovs(hd / "ovs", f"hl-o{name}-{_harmless_name(rec)}")
             legacy.lab_down(f"o{name}")
-    for ns in sorted(Path("/run/netns").glob(f"hl-o{name}-*")) if Path("/run/netns").exists() else []:
-        found = True
-        _ip("netns", "del", ns.name, check=False)
+    found = netns.remove_prefixed(f"hl-o{name}-") or found
     shutil.rmtree(base, ignore_errors=True)
     shutil.rmtree(d, ignore_errors=True)
     return found
@@ -416,8 +374,4 @@ def _harmless_name(rec: dict) -> str:
 
 def ping(ns: str, dst: str, count: int = 3, interval: float = 0.2, src: str | None = None) -> float:
     """Ping ``dst`` from namespace ``ns``; return the loss in percent."""
-    import re
-    argv = ["ping", "-c", str(count), "-i", str(interval), "-W", "2"] + (["-I", src] if src else []) + [dst]
-    p = _nsexec(ns, *argv)
-    m = re.search(r"([\d.]+)% packet loss", p.stdout)
-    return float(m.group(1)) if m else 100.0
+    return netns.ping(ns, dst, count, interval, src)

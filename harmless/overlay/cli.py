@@ -10,19 +10,13 @@ from harmless.clikit import handle_errors, out
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 from harmless.errors import InputError
+from harmless.lab.naming import pick_lab
 
 
 def _lab_name(name: str | None) -> str:
     from harmless.overlay import lab
-    if name:
-        if not lab.info(name):
-            raise InputError("--name", f"no overlay lab named {name!r} is up", "harmless overlay up -t <topology.yaml>")
-        return name
-    labs = lab.running_labs()
-    if len(labs) == 1:
-        return labs[0]
-    raise InputError("--name", "no overlay lab is up" if not labs else f"several overlay labs are up: {', '.join(labs)}",
-                     "harmless overlay up -t <topology.yaml>" if not labs else "pick one with --name")
+    return pick_lab(name, lab.running_labs() if not name else [], "overlay", "harmless overlay up -t <topology.yaml>",
+                    known=lab.info)
 
 
 def _emit(obj, as_json: bool, human) -> None:

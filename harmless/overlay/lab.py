@@ -26,22 +26,24 @@ import contextlib
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import yaml
 
-from harmless import journal
+from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.errors import HarmlessError, InputError
-from harmless.lab.topology import stop_pid_file
+from harmless.journal import Journal
+from harmless.lab import netns
+from harmless.lab import topology as T
+from harmless.lab.controller import start_controller as launch_controller
+from harmless.lab.controller import stop_controller as stop_pid_controller
 from harmless.ovs import Ovs
 from harmless.pipelines.edge_overlay import flows as fl
 from harmless.pipelines.edge_overlay.model import (FIRST_VM_PORT, MAX_VM_PORT, UPLINK_PORT, Registry, Vm, load_registry,
                                                   parse_registry, vm_iface)
+from harmless.procs import free_port
 
 BRIDGE, CORE_BRIDGE, PHY_BRIDGE = "br-edge", "br-core", "br-phy"
 UPLINK = "uplink"        #: the server's NIC into the legacy core (OpenFlow port 1 of br-edge)
@@ -109,33 +111,6 @@ def status(lab: str) -> dict:
 
 
 # ----------------------------------------------------------------------------- helpers
-def _run(argv: list[str], check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if check and p.returncode != 0:
-        raise HarmlessError("overlay lab", f"{' '.join(argv)} failed: {(p.stderr or p.stdout).strip()}",
-                            "run as root on a kernel with network namespaces and veth")
-    return p
-
-
-def nsexec(n: str, *argv: str, check: bool = False, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run ``argv`` in namespace ``n`` (argument list, no shell)."""
-    return _run(["ip", "netns", "exec", n, *argv], check=check, timeout=timeout)
-
-
-def _new_ns(n: str) -> None:
-    _run(["ip", "netns", "add", n])
-    _run(["ip", "-n", n, "link", "set", "lo", "up"])
-    nsexec(n, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
-
-
-def _veth(a_ns: str, a: str, b_ns: str, b: str, mtu: int = 1500) -> None:
-    """A veth cable: ``a`` in namespace ``a_ns``, ``b`` in ``b_ns`` (created in place), both up, MTU ``mtu``."""
-    _run(["ip", "link", "add", a, "netns", a_ns, "mtu", str(mtu), "type", "veth", "peer", "name", b,
-          "netns", b_ns, "mtu", str(mtu)])
-    for n, d in ((a_ns, a), (b_ns, b)):
-        _run(["ip", "-n", n, "link", "set", "dev", d, "up"])
-
-
 def _server_index(reg: Registry, server: str) -> int:
     return reg.servers.index(server) + 1
 
@@ -180,79 +155,41 @@ def up(topology: str, progress=lambda m: None, wait_s: float = 60) -> dict:
         j.close()
 
 
-class _LabJournal:
-    """:class:`harmless.journal.Journal` kept in the lab's folder (not the HARMLESS deployment's state dir):
+def _journal(lab: str, op: str) -> Journal:
+    """The journal of a lab change, kept in the lab's folder (``journal.jsonl``; not the HARMLESS deployment's):
     every lab change is recorded (fsynced) before it happens; closing archives it under the lab's ``journal/``."""
-
-    def __init__(self, lab: str, op: str):
-        self.d = lab_dir(lab)
-        with st.using(self.d):
-            self.j = journal.Journal(op)
-
-    def record(self, step: str, **data) -> None:
-        with st.using(self.d):
-            self.j.record(step, **data)
-
-    def close(self) -> None:
-        with st.using(self.d):
-            self.j.close()
+    return Journal(op, path=lab_dir(lab) / "journal.jsonl")
 
 
-def _journal(lab: str, op: str) -> _LabJournal:
-    return _LabJournal(lab, op)
-
-
-def _record(j: _LabJournal, lab: str, step: str, **data) -> None:
-    j.record(step, **data)
-
-
-def _build(reg: Registry, d: Path, j, progress, wait_s: float) -> dict:
+def _build(reg: Registry, d: Path, j: Journal, progress, wait_s: float) -> dict:
     lab = reg.name
     lab_info = {"name": lab, "servers": {}, "vms": {}, "mode": "overlay", "openflow_port": reg.openflow_port,
                 "created": time.time()}
-    _record(j, lab, "namespaces.create", servers=reg.servers)
+    j.record("namespaces.create", servers=reg.servers)
     for n in ("core", "ctl", *reg.servers):
-        _new_ns(ns(lab, n))
-    st.write_private(d / "lab.json", json.dumps(lab_info, indent=1))
+        netns.add_ns(ns(lab, n))
+    _save_info(lab, lab_info)
     progress("legacy L2 core (OVS NORMAL bridge, per-VLAN MAC learning)")
     core = core_ovs(lab)
     core.start()
     core.vsctl("add-br", CORE_BRIDGE, "--", "set", "bridge", CORE_BRIDGE, "datapath_type=netdev",
                "fail_mode=standalone", "other_config:mac-aging-time=300")
-    _run(["ip", "-n", ns(lab, "core"), "link", "set", CORE_BRIDGE, "up"], check=False)
-
-    def build_server(i_s):
-        i, s = i_s
-        sn = ns(lab, s)
-        _veth(sn, UPLINK, ns(lab, "core"), s)
-        _run(["ip", "-n", sn, "link", "set", "dev", UPLINK, "address", server_mac(i)])
-        _veth(sn, "mgmt", ns(lab, "ctl"), f"m-{s}")
-        _run(["ip", "-n", sn, "addr", "add", f"10.254.{i}.2/24", "dev", "mgmt"])
-        _run(["ip", "-n", ns(lab, "ctl"), "addr", "add", f"10.254.{i}.1/24", "dev", f"m-{s}"])
-        core.vsctl("add-port", CORE_BRIDGE, s)
-        o = server_ovs(lab, s)
-        o.start()
-        o.vsctl("add-br", BRIDGE, "--", "set", "bridge", BRIDGE, "datapath_type=netdev", "fail_mode=secure",
-                "protocols=OpenFlow13", f"other_config:datapath-id={DPID_BASE | i:016x}",
-                "--", "add-port", BRIDGE, UPLINK, "--", "set", "interface", UPLINK, f"ofport_request={UPLINK_PORT}",
-                "--", "set-controller", BRIDGE, f"tcp:10.254.{i}.1:{reg.openflow_port}",
-                "--", "set", "controller", BRIDGE, "connection_mode=out-of-band")
-        return s, {"index": i, "dpid": DPID_BASE | i, "mac": server_mac(i), "netns": sn}
-
+    netns.ip("link", "set", CORE_BRIDGE, "up", netns=ns(lab, "core"), check=False)
     hl = reg.harmless.server if reg.harmless else None
     progress(f"{len(reg.servers)} servers, each with its own OVS edge switch" + (f" ({hl}: HARMLESS)" if hl else ""))
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
-        for s, sinfo in ex.map(build_server, [(i, s) for i, s in enumerate(reg.servers, 1) if s != hl]):
+        for s, sinfo in ex.map(lambda i_s: _build_server(reg, core, *i_s),
+                               [(i, s) for i, s in enumerate(reg.servers, 1) if s != hl]):
             lab_info["servers"][s] = sinfo
-    st.write_private(d / "lab.json", json.dumps(lab_info, indent=1))
+    _save_info(lab, lab_info)
     progress(f"{len(reg.vms())} VMs")
     for tenant, v in reg.vms():
         if v.server == hl:
             continue
-        _record(j, lab, "vm.create", vm=v.name, server=v.server)
+        j.record("vm.create", vm=v.name, server=v.server)
         _make_vm(lab, v, tenant)
         lab_info["vms"][v.name] = {"tenant": tenant, "netns": ns(lab, v.name)}
-    st.write_private(d / "lab.json", json.dumps(lab_info, indent=1))
+    _save_info(lab, lab_info)
     if hl:
         i = reg.servers.index(hl) + 1
         lab_info["servers"][hl] = {"index": i, "dpid": DPID_BASE | i, "mac": server_mac(i), "netns": ns(lab, hl),
@@ -262,47 +199,68 @@ def _build(reg: Registry, d: Path, j, progress, wait_s: float) -> dict:
             "servers": {s: {k: x[k] for k in ("dpid", "mac", "uplink_port", "by_port") if k in x}
                         for s, x in lab_info["servers"].items()}}
     st.write_private(d / "conf.json", json.dumps(conf, indent=1))
-    _record(j, lab, "controller.start")
+    j.record("controller.start")
     start_controller(lab)
     if hl:
-        _record(j, lab, "harmless.up", server=hl)
+        j.record("harmless.up", server=hl)
         _build_harmless(reg, lab_info, d, progress)
-        st.write_private(d / "lab.json", json.dumps(lab_info, indent=1))
+        _save_info(lab, lab_info)
     wait_audited(lab, wait_s)
     return lab_info
+
+
+def _save_info(lab: str, lab_info: dict) -> None:
+    st.write_private(lab_dir(lab) / "lab.json", json.dumps(lab_info, indent=1))
+
+
+def _mgmt_cable(lab: str, s: str, i: int) -> None:
+    """Server ``s`` (number ``i``) cabled to the controller's namespace: 10.254.<i>.2 -- 10.254.<i>.1."""
+    sn = ns(lab, s)
+    netns.veth("mgmt", sn, f"m-{s}", ns(lab, "ctl"), mtu=1500)
+    netns.ip("addr", "add", f"10.254.{i}.2/24", "dev", "mgmt", netns=sn)
+    netns.ip("addr", "add", f"10.254.{i}.1/24", "dev", f"m-{s}", netns=ns(lab, "ctl"))
+
+
+def _build_server(reg: Registry, core: Ovs, i: int, s: str) -> tuple[str, dict]:
+    """Server ``s`` (number ``i``): its uplink into the core, its management cable, its OVS with ``br-edge``."""
+    lab = reg.name
+    sn = ns(lab, s)
+    netns.veth(UPLINK, sn, s, ns(lab, "core"), mtu=1500)
+    netns.ip("link", "set", "dev", UPLINK, "address", server_mac(i), netns=sn)
+    _mgmt_cable(lab, s, i)
+    core.vsctl("add-port", CORE_BRIDGE, s)
+    o = server_ovs(lab, s)
+    o.start()
+    o.vsctl("add-br", BRIDGE, "--", "set", "bridge", BRIDGE, "datapath_type=netdev", "fail_mode=secure",
+            "protocols=OpenFlow13", f"other_config:datapath-id={DPID_BASE | i:016x}",
+            "--", "add-port", BRIDGE, UPLINK, "--", "set", "interface", UPLINK, f"ofport_request={UPLINK_PORT}",
+            "--", "set-controller", BRIDGE, f"tcp:10.254.{i}.1:{reg.openflow_port}",
+            "--", "set", "controller", BRIDGE, "connection_mode=out-of-band")
+    return s, {"index": i, "dpid": DPID_BASE | i, "mac": server_mac(i), "netns": sn}
 
 
 def _build_harmless(reg: Registry, lab_info: dict, d: Path, progress) -> None:
     """The HARMLESS server: an emulated legacy switch (fake-switches IOS over SSH + its OVS data plane) whose host
     ports are the VMs (bare-metal hosts) and whose port ``uplink_port`` is cabled to the core; ``harmless up`` (the
     real orchestrator, NAPALM) migrates them, and the resulting ``br-of-sw1`` is this server's edge switch."""
-    from harmless import orchestrator as orch
-    from harmless.demo import free_port
-    from harmless.lab import topology as T
     lab, hs = reg.name, reg.harmless
     s, x = hs.server, lab_info["servers"][hs.server]
     sn, i = ns(lab, s), x["index"]
-    _veth(sn, "mgmt", ns(lab, "ctl"), f"m-{s}")
-    _run(["ip", "-n", sn, "addr", "add", f"10.254.{i}.2/24", "dev", "mgmt"])
-    _run(["ip", "-n", ns(lab, "ctl"), "addr", "add", f"10.254.{i}.1/24", "dev", f"m-{s}"])
+    _mgmt_cable(lab, s, i)
     vms = [(t, v) for t, v in reg.vms() if v.server == s]
     lname = "v" + lab
     progress(f"{s}: emulated legacy switch (lab {lname}) with {len(vms)} bare-metal hosts")
     x["lab"] = lname
     hinfo = T.lab_up(T.LabSpec(name=lname, ssh_port=free_port(), hosts=tuple(v.port for _, v in vms),
                                server_netns=sn, uplinks=((hs.uplink_port, ""),)))
-    far = T.uplink_iface(lname, hs.uplink_port)
-    _run(["ip", "link", "set", far, "netns", ns(lab, "core")])
-    _run(["ip", "-n", ns(lab, "core"), "link", "set", "dev", far, "name", s])
-    _run(["ip", "-n", ns(lab, "core"), "link", "set", "dev", s, "up"])
+    netns.move(T.uplink_iface(lname, hs.uplink_port), None, ns(lab, "core"), s)
+    netns.link_up(ns(lab, "core"), s)
     core_ovs(lab).vsctl("add-port", CORE_BRIDGE, s)
     for t, v in vms:
         hn = hinfo["hosts"][str(v.port)]["netns"]
-        nsexec(hn, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
-        _run(["ip", "-n", hn, "addr", "flush", "dev", "eth0"])
-        _run(["ip", "-n", hn, "link", "set", "dev", "eth0", "address", v.mac])
-        _run(["ip", "-n", hn, "addr", "add", v.ip, "dev", "eth0"])
-        nsexec(hn, "ethtool", "-K", "eth0", "tx", "off")
+        netns.sysctl(hn, *netns.NO_IPV6)
+        netns.ip("addr", "flush", "dev", "eth0", netns=hn)
+        netns.iface_up(hn, "eth0", v.ip, mac=v.mac)
         lab_info["vms"][v.name] = {"tenant": t, "netns": hn}
     inv = T.inventory(hinfo, [f"tcp:10.254.{i}.1:{reg.openflow_port}"])
     sw = inv["switches"][0]
@@ -320,50 +278,27 @@ def _make_vm(lab: str, v: Vm, tenant: str) -> None:
     """The VM's namespace, its eth0 (MAC, IP, MTU 1500, no TX checksum offload: the userspace datapath forwards
     frames as they are, so partial checksums would arrive unfinished) and its port on its server's edge switch."""
     vn = ns(lab, v.name)
-    if not Path(f"/run/netns/{vn}").exists():
-        _new_ns(vn)
-    _veth(vn, "eth0", ns(lab, v.server), vm_iface(v.name))
-    _run(["ip", "-n", vn, "link", "set", "eth0", "address", v.mac])
-    _run(["ip", "-n", vn, "addr", "add", v.ip, "dev", "eth0"])
-    nsexec(vn, "ethtool", "-K", "eth0", "tx", "off")
+    if not netns.exists(vn):
+        netns.add_ns(vn)
+    netns.veth("eth0", vn, vm_iface(v.name), ns(lab, v.server), mtu=1500)
+    netns.iface_up(vn, "eth0", v.ip, mac=v.mac)
     server_ovs(lab, v.server).vsctl("add-port", BRIDGE, vm_iface(v.name), "--", "set", "interface",
                                     vm_iface(v.name), f"ofport_request={v.port or FIRST_VM_PORT}")
 
 
 def start_controller(lab: str) -> int:
-    """Start osken-manager with the overlay app in the lab's ``ctl`` namespace; returns its pid."""
+    """Start osken-manager with the overlay app in the lab's ``ctl`` namespace (every address, the lab's OpenFlow
+    port; log appended to ``controller.log``); returns its pid."""
     d = lab_dir(lab)
-    mgr = Path(sys.executable).parent / "osken-manager"
-    exe = str(mgr) if mgr.exists() else shutil.which("osken-manager")
-    if not exe:
-        raise HarmlessError("controller", "osken-manager not found", "run packaging/install.sh")
-    port = info(lab)["openflow_port"]
-    log = open(d / "controller.log", "a")
-    p = subprocess.Popen(["ip", "netns", "exec", ns(lab, "ctl"), exe, "--ofp-tcp-listen-port", str(port),
-                          CONTROLLER_APP], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                         env=dict(os.environ, OVERLAY_CONTROLLER_CONF=str(d / "conf.json")), start_new_session=True)
-    log.close()
-    (d / "controller.pid").write_text(str(p.pid))
+    p = launch_controller(info(lab)["openflow_port"], d / "controller.log", app=CONTROLLER_APP, netns=ns(lab, "ctl"),
+                          env={"OVERLAY_CONTROLLER_CONF": str(d / "conf.json")}, host=None,
+                          pid_file=d / "controller.pid", append_log=True)
     return p.pid
 
 
 def stop_controller(lab: str) -> None:
     """Stop the lab's controller (process group; idempotent)."""
-    pidf = lab_dir(lab) / "controller.pid"
-    try:
-        pid = int(pidf.read_text())
-        os.killpg(pid, signal.SIGTERM)
-        end = time.monotonic() + 5
-        while time.monotonic() < end:       # reap it if this process started it (else a zombie looks alive)
-            with contextlib.suppress(ChildProcessError):
-                if os.waitpid(pid, os.WNOHANG)[0]:
-                    break
-            os.kill(pid, 0)
-            time.sleep(0.1)
-    except (OSError, ValueError):
-        pass
-    stop_pid_file(pidf)                     # SIGKILL whatever is left (no-op when gone)
-    pidf.unlink(missing_ok=True)
+    stop_pid_controller(lab_dir(lab) / "controller.pid")
 
 
 def wait_audited(lab: str, wait_s: float = 60, since: float = 0.0) -> dict:
@@ -403,14 +338,14 @@ def vm_add(lab: str, vm: Vm, tenant: str) -> None:
     new = parse_registry(data, f"vm {vm.name}")
     j = _journal(lab, "overlay-vm-add")
     try:
-        _record(j, lab, "registry.save", vm=vm.name)
+        j.record("registry.save", vm=vm.name)
         st.write_private(lab_dir(lab) / "registry.json", new.model_dump_json(indent=1))
-        _record(j, lab, "vm.create", vm=vm.name, server=vm.server)
+        j.record("vm.create", vm=vm.name, server=vm.server)
         _make_vm(lab, vm, tenant)
         i = info(lab)
         i["vms"][vm.name] = {"tenant": tenant, "netns": ns(lab, vm.name)}
         st.write_private(lab_dir(lab) / "lab.json", json.dumps(i, indent=1))
-        _record(j, lab, "up.end")
+        j.record("up.end")
     finally:
         j.close()
 
@@ -446,16 +381,16 @@ def vm_move(lab: str, name: str, to: str) -> dict:
     new = parse_registry(data, f"vm move {name}")
     j = _journal(lab, "overlay-vm-move")
     try:
-        _record(j, lab, "vm.port.delete", vm=name, server=old)
+        j.record("vm.port.delete", vm=name, server=old)
         server_ovs(lab, old).vsctl("del-port", BRIDGE, vm_iface(name))
-        _run(["ip", "-n", ns(lab, old), "link", "set", vm_iface(name), "netns", ns(lab, to)])
-        _run(["ip", "-n", ns(lab, to), "link", "set", vm_iface(name), "up"])
-        _record(j, lab, "registry.save", vm=name, server=to, port=port)
+        netns.move(vm_iface(name), ns(lab, old), ns(lab, to))
+        netns.link_up(ns(lab, to), vm_iface(name))
+        j.record("registry.save", vm=name, server=to, port=port)
         st.write_private(lab_dir(lab) / "registry.json", new.model_dump_json(indent=1))
-        _record(j, lab, "vm.port.add", vm=name, server=to, port=port)
+        j.record("vm.port.add", vm=name, server=to, port=port)
         server_ovs(lab, to).vsctl("add-port", BRIDGE, vm_iface(name), "--", "set", "interface", vm_iface(name),
                                   f"ofport_request={port}")
-        _record(j, lab, "up.end")
+        j.record("up.end")
     finally:
         j.close()
     return {"from": old, "to": to, "port": port}
@@ -473,16 +408,16 @@ def vm_remove(lab: str, name: str) -> None:
         t["vms"] = [x for x in t["vms"] if x["name"] != name]
     j = _journal(lab, "overlay-vm-remove")
     try:
-        _record(j, lab, "vm.port.delete", vm=name, server=v.server)
+        j.record("vm.port.delete", vm=name, server=v.server)
         with contextlib.suppress(HarmlessError):
             server_ovs(lab, v.server).vsctl("--if-exists", "del-port", BRIDGE, vm_iface(name))
-        _run(["ip", "netns", "del", ns(lab, name)], check=False)
-        _record(j, lab, "registry.save", vm=name)
+        netns.ip("netns", "del", ns(lab, name), check=False)
+        j.record("registry.save", vm=name)
         st.write_private(lab_dir(lab) / "registry.json", parse_registry(data, "registry").model_dump_json(indent=1))
         i = info(lab)
         i["vms"].pop(name, None)
         st.write_private(lab_dir(lab) / "lab.json", json.dumps(i, indent=1))
-        _record(j, lab, "up.end")
+        j.record("up.end")
     finally:
         j.close()
 
@@ -503,7 +438,7 @@ def set_mode(lab: str, mode: str, progress=lambda m: None, wait_s: float = 60) -
                          "use a topology without harmless:")
     j = _journal(lab, f"overlay-mode-{mode}")
     try:
-        _record(j, lab, "mode.set", mode=mode, was=i["mode"])
+        j.record("mode.set", mode=mode, was=i["mode"])
         for s, x in i["servers"].items():
             o = server_ovs(lab, s)
             o.vsctl("del-controller", BRIDGE)
@@ -527,7 +462,7 @@ def set_mode(lab: str, mode: str, progress=lambda m: None, wait_s: float = 60) -
             _vxlan(lab, i, reg)
         i["mode"] = mode
         st.write_private(lab_dir(lab) / "lab.json", json.dumps(i, indent=1))
-        _record(j, lab, "up.end")
+        j.record("up.end")
     finally:
         j.close()
 
@@ -540,8 +475,8 @@ def _vxlan(lab: str, i: dict, reg: Registry) -> None:
         o.vsctl("del-port", BRIDGE, UPLINK, "--", "add-br", PHY_BRIDGE, "--", "set", "bridge", PHY_BRIDGE,
                 "datapath_type=netdev", "fail_mode=standalone", f"other_config:hwaddr={x['mac']}",
                 "--", "add-port", PHY_BRIDGE, UPLINK)
-        _run(["ip", "-n", sn, "addr", "add", f"10.99.0.{k}/24", "dev", PHY_BRIDGE])
-        _run(["ip", "-n", sn, "link", "set", PHY_BRIDGE, "up"])
+        netns.ip("addr", "add", f"10.99.0.{k}/24", "dev", PHY_BRIDGE, netns=sn)
+        netns.link_up(sn, PHY_BRIDGE)
         vx = {}
         args = []
         for t, y in i["servers"].items():
@@ -566,26 +501,16 @@ def down(lab: str) -> bool:
     found = d.exists()
     stop_controller(lab)
     hl = next((k for k, x in (info(lab) or {}).get("servers", {}).items() if x.get("harmless")), None)
-    from harmless.lab import topology as T
-    jobs = []
-
-    def stop(o: Path, netns: str) -> None:
-        with contextlib.suppress(HarmlessError):
-            Ovs(o, netns=netns).stop()
-
-    for o in sorted(d.glob("ovs-*")) if d.exists() else []:
-        jobs.append(lambda o=o: stop(o, ns(lab, o.name[4:])))
+    jobs = [lambda o=o: netns.stop_ovs(o, ns(lab, o.name[4:])) for o in (sorted(d.glob("ovs-*")) if d.exists() else [])]
     # a HARMLESS server: its emulated legacy switch is destroyed, so its config is not restored (no
     # ``harmless down``): HARMLESS's private OVS (br-otc, br-of-sw1) is stopped and the switch's lab removed
     if hl and (d / "harmless" / "ovs").exists():
-        jobs.append(lambda: stop(d / "harmless" / "ovs", ns(lab, hl)))
-    if T.lab_info("v" + lab) or Path(f"/run/netns/hl-v{lab}-sw").exists():
+        jobs.append(lambda: netns.stop_ovs(d / "harmless" / "ovs", ns(lab, hl)))
+    if T.lab_info("v" + lab) or netns.exists(f"hl-v{lab}-sw"):
         jobs.append(lambda: T.lab_down("v" + lab))
     with concurrent.futures.ThreadPoolExecutor(6) as ex:         # independent OVS instances and the switch lab
         list(ex.map(lambda f: f(), jobs))
-    for n in Path("/run/netns").glob(f"hv{lab}-*") if Path("/run/netns").exists() else []:
-        found = True
-        _run(["ip", "netns", "del", n.name], check=False)
+    found = netns.remove_prefixed(f"hv{lab}-") or found
     if d.exists():
         shutil.rmtree(d, ignore_errors=True)
     return found

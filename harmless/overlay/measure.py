@@ -7,15 +7,18 @@ from __future__ import annotations
 import concurrent.futures
 import itertools
 import json
-import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
 
+from harmless.lab import netns
 from harmless.overlay import lab as L
+from harmless.procs import cpu_seconds, spawn, stop
 
 PING_RE = re.compile(r"(\d+) packets transmitted, (\d+) received")
 MAC_RE = re.compile(r"([0-9a-f]{2}(?::[0-9a-f]{2}){5})")
@@ -27,7 +30,7 @@ def ping(lab: str, vm: str, ip: str, count: int = 3, interval: float = 0.2, size
     argv = ["ping", "-n", "-q", "-c", str(count), "-i", str(interval), "-W", str(wait_s), "-s", str(size)]
     if dont_fragment:
         argv += ["-M", "do"]
-    p = L.nsexec(L.vm_netns(lab, vm), *argv, ip, timeout=count * interval + wait_s + 30)
+    p = netns.run_in(L.vm_netns(lab, vm), *argv, ip, timeout=count * interval + wait_s + 30)
     m = PING_RE.search(p.stdout)
     return (int(m.group(1)), int(m.group(2))) if m else (count, 0)
 
@@ -64,12 +67,13 @@ class Capture:
         self.lab, self.vms = lab, vms
         self.procs: dict[str, subprocess.Popen] = {}
         self.out: dict[str, str] = {}
+        self.dir: Path | None = None
 
     def __enter__(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="capture-", dir=L.lab_dir(self.lab)))
         for vm in self.vms:
-            self.procs[vm] = subprocess.Popen(
-                ["ip", "netns", "exec", L.vm_netns(self.lab, vm), "tcpdump", "-i", "eth0", "-e", "-n", "-l", "-p",
-                 "-Q", "in", "-U"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.procs[vm] = spawn(["tcpdump", "-i", "eth0", "-e", "-n", "-l", "-p", "-Q", "in", "-U"],
+                                   self.dir / f"{vm}.txt", netns=L.vm_netns(self.lab, vm))
         time.sleep(1.0)                  # tcpdump needs a moment before it captures
         return self
 
@@ -79,10 +83,11 @@ class Capture:
             p.send_signal(signal.SIGINT)
         for vm, p in self.procs.items():
             try:
-                self.out[vm], _ = p.communicate(timeout=10)
+                p.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                p.kill()
-                self.out[vm], _ = p.communicate()
+                stop(p)
+            self.out[vm] = (self.dir / f"{vm}.txt").read_text(errors="replace")
+        shutil.rmtree(self.dir, ignore_errors=True)
         return False
 
     def frames(self) -> dict[str, list[tuple[str, str, str]]]:
@@ -143,9 +148,9 @@ def cross_tenant_attempts(lab: str) -> dict:
         a, b = ab
         n = L.vm_netns(lab, a.name)
         if b.address not in own_ips[tenant_of[a.name]]:
-            L.nsexec(n, "ip", "neigh", "replace", b.address, "lladdr", b.mac, "dev", "eth0", "nud", "permanent")
+            netns.run_in(n, "ip", "neigh", "replace", b.address, "lladdr", b.mac, "dev", "eth0", "nud", "permanent")
             s, r = ping(lab, a.name, b.address, count=2, interval=0.1, wait_s=1)
-            L.nsexec(n, "ip", "neigh", "del", b.address, "dev", "eth0")
+            netns.run_in(n, "ip", "neigh", "del", b.address, "dev", "eth0")
             return s, r
         return 0, 0
 
@@ -193,19 +198,6 @@ def migrate_while_pinging(lab: str, vm: str, to: str, pinger: str, interval: flo
             "lost": res["sent"] - res["received"], "ok": ok}
 
 
-def _cpu_s(pids: list[int]) -> float:
-    """utime+stime (s) of ``pids`` (``/proc/<pid>/stat`` fields 14, 15; ticks of SC_CLK_TCK)."""
-    tck = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        try:
-            f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(f[11]) + int(f[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total / tck
-
-
 def vswitchd_pids(lab: str) -> list[int]:
     """PIDs of every ovs-vswitchd of the lab (servers and core)."""
     pids = []
@@ -225,21 +217,20 @@ def iperf(lab: str, client: str, server: str, seconds: float = 3.0, port: int = 
     """
     reg = L.registry(lab)
     ip = reg.vm(server)[1].address
-    srv = subprocess.Popen(["ip", "netns", "exec", L.vm_netns(lab, server), "iperf3", "-s", "-1", "-p", str(port)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    srv = spawn(["iperf3", "-s", "-1", "-p", str(port)], L.lab_dir(lab) / f"iperf3-{port}.log",
+                netns=L.vm_netns(lab, server))
     try:
         time.sleep(0.5)
         pids = vswitchd_pids(lab)
-        c0 = _cpu_s(pids)
-        p = L.nsexec(L.vm_netns(lab, client), "iperf3", "-c", ip, "-p", str(port), "-t", str(seconds), "-J",
+        c0 = cpu_seconds(*pids)
+        p = netns.run_in(L.vm_netns(lab, client), "iperf3", "-c", ip, "-p", str(port), "-t", str(seconds), "-J",
                      timeout=seconds + 30)
-        c1 = _cpu_s(pids)
+        c1 = cpu_seconds(*pids)
     finally:
         try:
-            srv.wait(5)
+            srv.wait(5)                 # -1: it ends after the one test
         except subprocess.TimeoutExpired:
-            srv.kill()
-            srv.wait()
+            stop(srv)
     try:
         j = json.loads(p.stdout)
         end = j["end"]
@@ -260,4 +251,4 @@ def iperf(lab: str, client: str, server: str, seconds: float = 3.0, port: int = 
 def set_mtu(lab: str, vms: list[str], mtu: int) -> None:
     """Set the MTU (bytes) of the VMs' eth0."""
     for vm in vms:
-        L.nsexec(L.vm_netns(lab, vm), "ip", "link", "set", "dev", "eth0", "mtu", str(mtu), check=True)
+        netns.run_in(L.vm_netns(lab, vm), "ip", "link", "set", "dev", "eth0", "mtu", str(mtu), check=True)

@@ -52,6 +52,7 @@ from os_ken.ofproto import ofproto_v1_3
 
 from harmless import openflow as of
 from harmless import state as st
+from harmless.journal import Journal
 from harmless.pipelines.edge_overlay import flows as fl
 from harmless.pipelines.edge_overlay.model import UPLINK_PORT, Registry, vm_of_iface
 from harmless.pipelines.edge_overlay.vids import VidAllocator
@@ -195,15 +196,12 @@ class EdgeOverlay(app_manager.OSKenApp):
                     self.vids.release(server, vm)
 
     def _journal(self, step: str, **data) -> None:
-        """Append one record to ``<state_dir>/controller-journal.jsonl`` and fsync it, before the change it names
-        (VID allocation/release, flow adds/deletes per switch)."""
-        rec = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "step": step, "pid": os.getpid(), **data}
-        fd = os.open(self.state_dir / "controller-journal.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, (json.dumps(rec, sort_keys=True) + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        """Append one record to ``<state_dir>/controller-journal.jsonl`` (a :class:`harmless.journal.Journal`
+        continued across restarts, fsynced) before the change it names (VID allocation/release, flow adds/deletes
+        per switch)."""
+        if not hasattr(self, "_jrnl"):
+            self._jrnl = Journal("overlay-controller", path=self.state_dir / "controller-journal.jsonl", append=True)
+        self._jrnl.record(step, **data)
 
     def view(self) -> fl.View:
         """What the flows are computed from (a snapshot)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harmless.demo import free_port
+from harmless.procs import free_port
 from harmless.errors import CommitError
 
 PASSWORD = "Lab-Pw-7f3a9c"          # test-only; asserted never to show up in errors or logs

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harmless.demo import free_port
+from harmless.procs import free_port
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
 from harmless.switch_drivers.procurve.driver import ProcurveDriver
 from tests.drivers.conftest import refused_apply

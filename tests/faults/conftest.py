@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from harmless import procs
-from harmless.demo import free_port
+from harmless.procs import free_port
 from harmless.lab import topology as lab
 from tests.conftest import require_root_ovs
 

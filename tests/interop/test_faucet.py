@@ -29,7 +29,7 @@ from click.testing import CliRunner
 
 from harmless import state as st
 from harmless.cli import main
-from harmless.demo import stop_process
+from harmless.procs import stop as stop_process
 from harmless.lab import topology as lab
 from tests.lab.conftest import make_lab
 

@@ -17,7 +17,8 @@ import yaml
 from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
-from harmless.demo import free_port, start_controller, stop_process
+from harmless.lab.controller import start_controller
+from harmless.procs import free_port, stop as stop_process
 from harmless.inventory import load_inventory
 from harmless.lab import topology as lab
 from tests.conftest import require_root_ovs

@@ -28,7 +28,8 @@ import yaml
 from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
-from harmless.demo import start_controller, stop_process
+from harmless.lab.controller import start_controller
+from harmless.procs import stop as stop_process
 from harmless.lab import topology as lab
 from tests.lab.conftest import make_lab
 
@@ -175,7 +176,7 @@ def test_a_link_change_syslog_from_the_switch_polls_it_at_once(lab2ctl):
     from the switch's management address, as a switch with ``logging host`` would) makes watch poll at once."""
     import socket
 
-    from harmless.demo import free_port
+    from harmless.procs import free_port
     L = lab2ctl
     orch.up(str(L.inventory))
     port = free_port()

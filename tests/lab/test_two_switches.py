@@ -15,7 +15,7 @@ import pytest
 from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
-from harmless.demo import free_port
+from harmless.procs import free_port
 from harmless.lab import topology as lab
 from tests.lab.conftest import lab_vendor_b, make_labs
 

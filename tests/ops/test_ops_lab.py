@@ -28,7 +28,7 @@ from harmless import exporter, linkwatch
 from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
-from harmless.demo import free_port
+from harmless.procs import free_port
 from harmless.lab import topology as lab
 from harmless.otc import bridges
 from harmless.restore import restore

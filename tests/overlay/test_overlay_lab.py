@@ -12,6 +12,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
+from harmless.lab import netns
 from harmless.overlay import lab as L
 from harmless.overlay import measure as M
 from harmless.pipelines.edge_overlay import flows as fl
@@ -91,14 +92,14 @@ def test_proxy_arp_nothing_reaches_core(ov):
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         time.sleep(1.0)
-        L.nsexec(n, "ip", "neigh", "flush", "dev", "eth0", check=True)
+        netns.run_in(n, "ip", "neigh", "flush", "dev", "eth0", check=True)
         assert M.ping(ov, "r1", r3.address, count=2)[1] == 2
         assert M.ping(ov, "r1", "10.0.0.4", count=1, wait_s=1)[1] == 0        # blue-only IP
     finally:
         time.sleep(0.3)
         cap.send_signal(2)
         core_frames = cap.communicate(timeout=10)[0]
-    neigh = L.nsexec(n, "ip", "neigh", "show", r3.address, check=True).stdout
+    neigh = netns.run_in(n, "ip", "neigh", "show", r3.address, check=True).stdout
     assert r3.mac in neigh                                          # the real VM MAC (migration transparency)
     after = L.status(ov)["arp"]
     assert after["answered"] > before["answered"]
@@ -163,7 +164,7 @@ def test_vm_add_remove_cli(ov):
     # the controller installs r4's flows on every red server after the VID shows: converge, then both answer
     assert converged_ping(ov, "r1", "10.0.0.4")                      # red now has 10.0.0.4 too ...
     assert M.ping(ov, "b1", "10.0.0.4", count=2, wait_s=3)[1] == 2  # ... and blue's b4 still answers blue
-    neigh = L.nsexec(L.ns(ov, "r1"), "ip", "neigh", "show", "10.0.0.4").stdout
+    neigh = netns.run_in(L.ns(ov, "r1"), "ip", "neigh", "show", "10.0.0.4").stdout
     assert "52:54:00:11:00:04" in neigh
     bad = run.invoke(main, ["overlay", "vm", "add", "r5", "--tenant", "red", "--mac", "52:54:00:11:00:04",
                             "--ip", "10.0.0.5/24", "--server", "s3", "--name", ov])

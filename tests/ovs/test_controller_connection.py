@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from harmless.demo import start_controller, stop_process
+from harmless.lab.controller import start_controller
+from harmless.procs import stop as stop_process
 from harmless.otc import bridges
 from harmless.otc import controllers as cs
 from harmless.ovs import Ovs
