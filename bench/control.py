@@ -23,7 +23,6 @@ from harmless.bench.latency import Latency
 from harmless.bench.sut import OF_BRIDGE, PAIRS, PLAIN_BRIDGE
 from harmless.bench.workloads import l2_workload, mac_n
 from harmless.lab.controller import start_controller
-from harmless.procs import free_port, stop as stop_process
 
 APP = "harmless.bench.reactive_app"
 BRIDGES = {"harmless": OF_BRIDGE, "plain": PLAIN_BRIDGE}
