@@ -1,10 +1,16 @@
 """``harmless up`` as a sequence of named steps, one method per journal step (:class:`UpRun`).
 
-    begin ─► commit_switches ─► plan_server ─► build_server ─► verify ─► confirm ─► mirror_links ─► save_state
-    (up.begin)  (backup.saved,     (the plan      (server.build,   (verified)  (device.confirm)  (br-of link   (state.save)
-                device.commit,     that is         server.built)                                 states)
-                device.committed)  deployed)
-    └── any failure, SIGINT/SIGTERM or failed state write: rollback (rollback.begin ... rollback.end) ──────────────┘
+    step (method)      journal records
+    begin              up.begin
+    commit_switches    per switch, in parallel: backup.saved (save_original), device.commit, device.committed
+    plan_server        (the plan to deploy: the switches done now, live QoS re-applied)
+    build_server       server.build, server.built
+    verify             verified
+    confirm            per commit-confirm switch: device.confirm
+    mirror_links       (br-of ports of links already down start LINK_DOWN)
+    save_state         state.save; then up.end
+    rollback           on any failure, SIGINT/SIGTERM or failed state write: rollback.begin, per touched switch
+                       device.restore, device.restored, server.remove, server.removed, state.clear, rollback.end
 
 The run's context (the inventory, the plan result, the open driver sessions, the previous state) is fixed when the
 run starts; what the parallel switch steps change (which switches were committed, touched, got a new original) lives
