@@ -165,33 +165,38 @@ def up(inventory, dry_run, revert_in, wait_controller, no_wait, keep_on_no_contr
                             wait_controller=0 if no_wait else wait_controller,
                             keep_on_no_controller=keep_on_no_controller)
     if as_json:
-        click.echo(json.dumps(r))
+        click.echo(json.dumps(r.model_dump(mode="json")))
     else:
-        if n > 1 or r["failed"]:
-            _print_results(r["results"])
-        else:
-            for name, changed in r["changed"].items():
-                out.print(f"[green]up[/green]: {name} " + ("configured" if changed else
-                                                           "unchanged (already configured)"))
-        for br, targets in r.get("controllers_connected", {}).items():
-            out.print(f"controller connected to {br}: {', '.join(targets)}")
-        out.print("see `harmless status` for ports, counters and controller connections")
-    if r.get("controllers_missing"):
-        err.print(f"[red]error:[/red] {escape(r['controllers_missing'])} (deployment kept: --keep-on-no-controller)",
+        _print_up(r, n)
+    if r.controllers_missing:
+        err.print(f"[red]error:[/red] {escape(r.controllers_missing)} (deployment kept: --keep-on-no-controller)",
                   highlight=False, soft_wrap=True)
         sys.exit(EXIT_NO_CONTROLLER)
-    if r["failed"]:
-        err.print(f"[red]error:[/red] {len(r['failed'])} of {n} switches failed and were rolled back alone "
-                  f"({', '.join(r['failed'])}); the others are migrated")
+    if r.failed:
+        err.print(f"[red]error:[/red] {len(r.failed)} of {n} switches failed and were rolled back alone "
+                  f"({', '.join(r.failed)}); the others are migrated")
         sys.exit(EXIT_PARTIAL)
 
 
-def _print_down(r: dict) -> None:
-    for name, ok in r["restored"].items():
+def _print_up(r, n: int) -> None:
+    """What ``harmless up`` did (an :class:`harmless.results.UpResult`), for people."""
+    if n > 1 or r.failed:
+        _print_results({name: x.model_dump() for name, x in r.results.items()})
+    else:
+        for name, changed in r.changed.items():
+            out.print(f"[green]up[/green]: {name} " + ("configured" if changed else "unchanged (already configured)"))
+    for br, targets in r.controllers_connected.items():
+        out.print(f"controller connected to {br}: {', '.join(targets)}")
+    out.print("see `harmless status` for ports, counters and controller connections")
+
+
+def _print_down(r) -> None:
+    """What ``harmless down`` did (an :class:`harmless.results.DownResult`), for people."""
+    for name, ok in r.restored.items():
         out.print(f"{name}: running config " + ("[green]equals the saved original[/green]" if ok else
                                                  "[red]differs from the saved original[/red]")
-                  + ("" if r["ports_restored"].get(name) else "; every port has its original mode and VLANs"))
-    out.print("; ".join(dict.fromkeys(r.get("server") or ["no bridges were left"])))
+                  + ("" if r.ports_restored.get(name) else "; every port has its original mode and VLANs"))
+    out.print("; ".join(dict.fromkeys(r.server or ["no bridges were left"])))
 
 
 @main.command()
@@ -214,7 +219,7 @@ def down(as_json):
     with _fleet_bar(n, as_json, "harmless down") as on_switch:
         r = orchestrator.down(_progress(as_json), on_switch=on_switch)
     if as_json:
-        click.echo(json.dumps(r))
+        click.echo(json.dumps(r.model_dump(mode="json")))
     else:
         _print_down(r)
 
@@ -233,16 +238,16 @@ def recover(as_json):
     from harmless import orchestrator
     r = orchestrator.recover(_progress(as_json))
     if as_json:
-        click.echo(json.dumps(r))
-    elif r["recovered"] == "nothing":
+        click.echo(json.dumps(r.model_dump(mode="json")))
+    elif r.recovered == "nothing":
         out.print("nothing to recover (no interrupted run)")
-    elif r["recovered"] == "restore":
+    elif r.recovered == "restore":
         out.print("recovered: the interrupted harmless restore was run again; the server side is rebuilt")
-    elif r["recovered"] == "previous deployment":
-        out.print(f"recovered: {', '.join(r['switches']) or 'no switch'} back as before the interrupted up; "
+    elif r.recovered == "previous deployment":
+        out.print(f"recovered: {', '.join(r.switches or []) or 'no switch'} back as before the interrupted up; "
                   "bridges rebuilt to the deployed plan")
-    else:
-        _print_down(r)
+    elif r.down is not None:
+        _print_down(r.down)
 
 
 @main.command()
@@ -277,7 +282,8 @@ def backups(as_json):
 def status(as_json, no_device):
     """Port map, link state, per-port counters and controller connection state."""
     from harmless import orchestrator
-    s = orchestrator.status(with_device=not no_device)
+    report = orchestrator.status(with_device=not no_device)
+    s = report.model_dump(mode="json")
     if as_json:
         click.echo(json.dumps(s))
         return

@@ -67,7 +67,7 @@ def run_demo(progress=lambda m: None, lab_name: str = "demo", hosts: tuple[int, 
         progress(f"pinging between every pair of hosts ({pings} pings each), hairpinned through the server")
         summary["ping_loss_pct"], summary["pairs"] = _all_pairs_loss(info, pings)
         s = orch.status(with_device=False)
-        summary["ports"] = s["switches"][0]["ports"]
+        summary["ports"] = [p.model_dump(mode="json") for p in s.switches[0].ports]
         state_now = st.load()
         ovs = state_ovs(state_now)
         summary["hairpinned_packets"] = bridges.otc_hairpinned_packets(ovs)
@@ -76,7 +76,7 @@ def run_demo(progress=lambda m: None, lab_name: str = "demo", hosts: tuple[int, 
         progress("harmless down")
         down = orch.down(progress)
         deployed = False
-        summary["config_restored"] = down["config_restored"]
+        summary["config_restored"] = down.config_restored
         progress("pinging again after down (back on the legacy switch)")
         summary["ping_loss_after_down_pct"], _ = _all_pairs_loss(info, 1)
     finally:
@@ -104,7 +104,7 @@ def _wait_connected(log: Path, timeout: float = 30) -> None:
     end = time.monotonic() + timeout
     while True:
         s = orch.status(with_device=False)
-        ctls = s["switches"][0]["controllers"]
+        ctls = s.switches[0].controllers
         if ctls and all(c["is_connected"] for c in ctls):
             return
         if time.monotonic() > end:

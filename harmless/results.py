@@ -6,6 +6,9 @@ Layer: above the plan (a result carries a :class:`harmless.plan.Plan`), below th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from harmless.plan import Plan
 from harmless.switch_drivers.base import DeviceFacts
@@ -24,3 +27,139 @@ class PlanResult:
     def to_dict(self) -> dict:
         return {"plan": self.plan.to_dict(), "diffs": self.diffs,
                 "device_vlans": {n: sorted(f.vlans) for n, f in self.facts.items()}}
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SwitchUp(_Result):
+    """One switch's outcome of ``up``: ``migrated`` (committed now), ``unchanged`` (empty diff) or ``failed``."""
+
+    status: Literal["migrated", "unchanged", "failed"]
+    error: str | None = None
+
+
+class UpResult(_Result):
+    """What ``harmless up`` did (``--json`` prints :meth:`model_dump` with ``mode="json"``).
+
+    Attributes:
+        plan: the deployed plan (``Plan.to_dict()``).
+        diffs: per switch the device diff of this run ('' when nothing changed).
+        changed: per switch whether this run committed to it.
+        ovs: the server's OVS instance (``private``, ``base_dir``, ``netns``, ``datapath``).
+        results: per inventory switch its outcome.
+        failed: the switches that failed and were rolled back alone.
+        controllers_connected: per br-of the connected controller targets.
+        controllers_missing: why no controller connected (``--keep-on-no-controller``), else None.
+    """
+
+    plan: dict
+    diffs: dict[str, str]
+    changed: dict[str, bool]
+    ovs: dict
+    results: dict[str, SwitchUp]
+    failed: list[str]
+    controllers_connected: dict[str, list[str]]
+    controllers_missing: str | None = None
+
+
+class DownResult(_Result):
+    """What ``harmless down`` did.
+
+    Attributes:
+        restored: per switch whether its running config equals its original.
+        config_restored: every device equals its original (False when there was no switch to restore).
+        ports_restored: per switch the ports whose mode/VLANs differ from before ``up`` (empty: all back).
+        server: what was removed or stopped on the server.
+    """
+
+    restored: dict[str, bool]
+    config_restored: bool
+    ports_restored: dict[str, list[str]]
+    server: list[str]
+
+
+class RecoverResult(_Result):
+    """What ``harmless recover`` did; it dumps flat, as ``{"recovered": ..., <the details of that kind>}``.
+
+    Attributes:
+        recovered: ``nothing``, ``qos`` (an interrupted ``qos set`` finished), ``restore`` (an interrupted
+            ``harmless restore`` run again), ``previous deployment`` (an interrupted incremental ``up`` undone) or
+            ``down`` (as ``harmless down``).
+        switches: the switches put back (``previous deployment``).
+        down: :func:`down`'s result (``down``).
+        details: the result of the finishing command (``qos``: ``applied``; ``restore``: restore's keys).
+    """
+
+    recovered: Literal["nothing", "qos", "restore", "previous deployment", "down"]
+    switches: list[str] | None = None
+    down: DownResult | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler) -> dict:
+        d = handler(self)
+        out = {"recovered": d["recovered"], **d["details"]}
+        if d["switches"] is not None:
+            out["switches"] = d["switches"]
+        if d["down"] is not None:
+            out.update(d["down"])
+        return out
+
+
+class PortStatus(_Result):
+    """One migrated port in ``harmless status``.
+
+    ``device_link``: up/down/admin-down/unknown as the device reports it; ``br_of_state``: the OpenFlow port state a
+    controller sees (e.g. LIVE, LINK_DOWN); ``blocked_by_watch``: ``harmless watch`` holds the port link-down;
+    ``qos``: the port's QoS (docs/qos.md) or None.
+    """
+
+    interface: str
+    ofport: int
+    vid: int
+    device_link: str
+    br_of_state: str
+    blocked_by_watch: bool
+    rx_packets: int
+    tx_packets: int
+    qos: dict | None = None
+
+
+class SwitchStatus(_Result):
+    """One deployed switch in ``harmless status``: its br-of, ports, controllers (as
+    :func:`harmless.otc.bridges.port_status` reports them) and trunks; ``error`` when OVS could not be read."""
+
+    name: str
+    bridge: str
+    datapath_id: str
+    ports: list[PortStatus]
+    controllers: list[dict]
+    trunks: dict[str, dict]
+    error: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _no_empty_error(self, handler) -> dict:
+        d = handler(self)
+        if d.get("error") is None:
+            d.pop("error", None)
+        return d
+
+
+class StatusReport(_Result):
+    """``harmless status``: ``deployed`` False carries only ``switches`` (empty) and ``unfinished_journal``."""
+
+    deployed: bool
+    switches: list[SwitchStatus] = Field(default_factory=list)
+    unfinished_journal: str | None = None
+    inventory: str | None = None
+    ovs_running: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler) -> dict:
+        d = handler(self)
+        if not d["deployed"]:
+            return {"deployed": False, "switches": [], "unfinished_journal": d["unfinished_journal"]}
+        return {"deployed": True, "unfinished_journal": d["unfinished_journal"], "inventory": d["inventory"],
+                "ovs_running": d["ovs_running"], "switches": d["switches"]}

@@ -4,10 +4,10 @@ The paper (Sec. III.B) sizes a HARMLESS server by its NIC slots: 12 trunks of k 
 4x10G NICs, 12k = 144 ports), 6 trunks at 10G (3 XL710 2x40G, 6k = 72 ports), and assumes the server forwards all
 of it. ``harmless bench --sizing`` measures what a server actually forwards on the HARMLESS path (Gbit/s at IMIX);
 here the ports per server become ``min(NIC slots, floor(measured Gbit/s / (port speed x load)))``
-(:func:`access_ports`; ``harmless bench --sizing`` uses the same), and each server is priced as the paper prices a HARMLESS server for its
-ports (:func:`harmless.cost.models.harmless_items`: its NICs and, past two NICs, its second CPU). Spare servers
-you own count as zero CAPEX and legacy switches as the paper's model says (:class:`harmless.cost.models.Owned`).
-With a capacity above the NIC slots the result equals the paper's ``C_HL``.
+(:func:`access_ports`, which ``harmless bench --sizing`` uses too), and each server is priced as the paper prices
+a HARMLESS server for its ports (:func:`harmless.cost.models.harmless_items`: its NICs and, past two NICs, its
+second CPU). Spare servers you own count as zero CAPEX and legacy switches as the paper's model says
+(:class:`harmless.cost.models.Owned`). With a capacity above the NIC slots the result equals the paper's ``C_HL``.
 """
 from __future__ import annotations
 

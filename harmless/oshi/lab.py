@@ -287,7 +287,7 @@ def _harmless_node(plan: LabPlan, node: NodePlan, d: Path, progress) -> dict:
         progress("harmless up: migrating the legacy access ports (tagging on the switch, br-otc + br-of on the node)")
         # the controller is reached in-band over OSPF, which converges only after the nodes are up: do not wait for it
         res = orch.up(str(inv_path), progress, wait_controller=0)
-        sp = res["plan"]["switches"][0]
+        sp = res.plan["switches"][0]
         got = {p["ofport"] for p in sp["ports"]}
         if got != set(ofports):
             raise HarmlessError("oshi lab", f"HARMLESS gave OpenFlow ports {sorted(got)}, expected {list(ofports)}", "")

@@ -122,7 +122,7 @@ def run(seconds: int = 10, name: str = "qosd", progress=lambda m: None) -> dict:
         progress("harmless down")
         down = orch.down(progress)
         deployed = False
-        r["config_restored"] = down["config_restored"]
+        r["config_restored"] = down.config_restored
     finally:
         stop(srv)
         if deployed:

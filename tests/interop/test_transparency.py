@@ -194,4 +194,4 @@ def test_same_frames_same_fates_on_plain_ovs_and_brof(tlab):
     doc = DOCS.read_text()
     for k in INHERENT:
         assert f"`{k}`" in doc, f"docs/transparency.md does not list the difference for {k}"
-    assert orch.down()["config_restored"] is True
+    assert orch.down().config_restored is True

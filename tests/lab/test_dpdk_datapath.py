@@ -38,6 +38,6 @@ def test_dpdk_datapath_hairpin_and_cleanup(lab2):
         if losses == [0.0, 0.0]:
             break
     assert losses == [0.0, 0.0]
-    assert orch.down()["config_restored"] is True
+    assert orch.down().config_restored is True
     assert lab2.running_config() == original
     assert not (Path("/var/run/dpdk") / prefix.strip('"')).exists()

@@ -48,7 +48,7 @@ def test_up_hairpins_all_traffic_and_down_restores_the_exact_config(lab3, capsys
     assert lab3.running_config() == original and st.load() is None
 
     res = orch.up(str(lab3.inventory))
-    assert res["changed"] == {"sw1": True}
+    assert res.changed == {"sw1": True}
     facts = lab3.driver().facts()
     assert {107, 108, 110} <= set(facts.vlans)
     assert facts.ports["FastEthernet0/10"].access_vid == 110
@@ -59,7 +59,7 @@ def test_up_hairpins_all_traffic_and_down_restores_the_exact_config(lab3, capsys
     wait(lambda: lovs.vsctl("get", "Port", "fa0-10", "tag").strip() == "110", what="lab data plane VID 110")
 
     s = deployment.state_ovs(st.load())
-    wait(lambda: all(c["is_connected"] for c in orch.status(with_device=False)["switches"][0]["controllers"]),
+    wait(lambda: all(c["is_connected"] for c in orch.status(with_device=False).switches[0].controllers),
          what="controller connection")
     hair0 = bridges.otc_hairpinned_packets(s)
     loss = all_pairs_loss(info)
@@ -67,10 +67,10 @@ def test_up_hairpins_all_traffic_and_down_restores_the_exact_config(lab3, capsys
     # every packet went through the server: 6 pairs x 3 echo requests and replies, plus ARP
     assert bridges.otc_hairpinned_packets(s) - hair0 >= 36
     st_ = orch.status(with_device=True)
-    sw = st_["switches"][0]
-    assert all(p["rx_packets"] > 0 and p["tx_packets"] > 0 for p in sw["ports"]), sw["ports"]
-    assert all(p["device_link"] == "up" for p in sw["ports"]), sw["ports"]
-    assert sw["controllers"][0]["is_connected"] and sw["trunks"][info["trunk_interface"]]["rx_packets"] > 0
+    sw = st_.switches[0]
+    assert all(p.rx_packets > 0 and p.tx_packets > 0 for p in sw.ports), sw.ports
+    assert all(p.device_link == "up" for p in sw.ports), sw.ports
+    assert sw.controllers[0]["is_connected"] and sw.trunks[info["trunk_interface"]]["rx_packets"] > 0
 
     # trace: legacy port 7 -> host on port 10 takes trunk(VID 107) -> br-of 7 -> br-of 10 -> trunk(VID 110)
     out = s.appctl("ofproto/trace", "br-otc", f"in_port={flows.trunk_ofport(1, 0)},dl_vlan=107,"
@@ -82,7 +82,7 @@ def test_up_hairpins_all_traffic_and_down_restores_the_exact_config(lab3, capsys
     # up again: empty diff, the device is not touched
     after_up = lab3.running_config()
     res = orch.up(str(lab3.inventory))
-    assert res["changed"] == {"sw1": False} and res["diffs"]["sw1"] == ""
+    assert res.changed == {"sw1": False} and res.diffs["sw1"] == ""
     assert lab3.running_config() == after_up
 
     # ovs-vswitchd restart: flows are gone; up repairs without touching the switch
@@ -90,13 +90,13 @@ def test_up_hairpins_all_traffic_and_down_restores_the_exact_config(lab3, capsys
     s.start()
     assert lab.ping(info, 7, 10, count=2) == 100.0
     res = orch.up(str(lab3.inventory))
-    assert res["changed"] == {"sw1": False}
+    assert res.changed == {"sw1": False}
     assert lab3.running_config() == after_up
     wait(lambda: lab.ping(info, 7, 10, count=1) == 0.0, what="ping after repair")
 
     # down: exact original config, bridges gone, direct forwarding again
     r = orch.down()
-    assert r["config_restored"] is True
+    assert r.config_restored is True
     assert lab3.running_config() == original
     assert st.load() is None
     wait(lambda: lovs.vsctl("get", "Port", "fa0-10", "tag").strip() == "100", what="lab back in VLAN 100")

@@ -30,8 +30,8 @@ def test_eos_lab_up_hairpins_traffic_mirrors_link_state_and_down_restores_exactl
     assert lab.ping(info, 7, 10, count=2) == 0.0                   # one VLAN: the switch forwards directly
 
     res = orch.up(str(eos_lab.inventory))
-    assert res["changed"] == {"sw1": True}
-    assert "+   switchport trunk allowed vlan 107-108,110" in res["diffs"]["sw1"]
+    assert res.changed == {"sw1": True}
+    assert "+   switchport trunk allowed vlan 107-108,110" in res.diffs["sw1"]
     drv = eos_lab.driver()
     try:
         facts = drv.facts()
@@ -39,7 +39,7 @@ def test_eos_lab_up_hairpins_traffic_mirrors_link_state_and_down_restores_exactl
         assert facts.ports["Ethernet25"].allowed_vids == (107, 108, 110)
         lovs = eos_lab.lab_ovs()
         wait(lambda: lovs.vsctl("get", "Port", "et10", "tag").strip() == "110", what="lab data plane VID 110")
-        wait(lambda: all(c["is_connected"] for c in orch.status(with_device=False)["switches"][0]["controllers"]),
+        wait(lambda: all(c["is_connected"] for c in orch.status(with_device=False).switches[0].controllers),
              what="controller connection")
         s = deployment.state_ovs(st.load())
         hair0 = bridges.otc_hairpinned_packets(s)
@@ -58,7 +58,7 @@ def test_eos_lab_up_hairpins_traffic_mirrors_link_state_and_down_restores_exactl
         drv.close()
 
     r = orch.down()
-    assert r["config_restored"] is True
+    assert r.config_restored is True
     assert eos_lab.running_config() == original                   # byte for byte
     assert st.load() is None
     wait(lambda: lovs.vsctl("get", "Port", "et10", "tag").strip() == "100", what="lab back in VLAN 100")

@@ -90,6 +90,6 @@ def test_one_rejecting_switch_is_rolled_back_alone_the_others_are_migrated(fleet
     assert lab.ping(fleet["infos"][REJECTING - 1], 7, 8, count=3) == 0.0
 
     d = orch.down()
-    assert d["config_restored"] and set(d["restored"]) == set(res["results"]) - {f"sw{REJECTING}"}
-    assert all(diffs == [] for diffs in d["ports_restored"].values())
+    assert d.config_restored and set(d.restored) == set(res["results"]) - {f"sw{REJECTING}"}
+    assert all(diffs == [] for diffs in d.ports_restored.values())
     assert running_configs(fleet["inventory"]) == before

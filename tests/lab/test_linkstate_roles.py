@@ -102,13 +102,13 @@ def test_master_and_slave_controllers_are_visible_and_a_pulled_link_reaches_them
     subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth8, "down"], check=True)
     wait_for(lambda: device_link(L, "FastEthernet0/8") == "down", 20, "the lab switch to report Fa0/8 down")
     orch.up(str(L.inventory))
-    p8 = next(p for p in orch.status()["switches"][0]["ports"] if p["ofport"] == 8)
-    assert (p8["device_link"], p8["br_of_state"], p8["blocked_by_watch"]) == ("down", "LINK_DOWN", True)
+    p8 = next(p for p in orch.status().switches[0].ports if p.ofport == 8)
+    assert (p8.device_link, p8.br_of_state, p8.blocked_by_watch) == ("down", "LINK_DOWN", True)
     subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth8, "up"], check=True)
     wait_for(lambda: device_link(L, "FastEthernet0/8") == "up", 20, "the lab switch to report Fa0/8 up")
 
     def roles():
-        ctl = orch.status(with_device=False)["switches"][0]["controllers"]
+        ctl = orch.status(with_device=False).switches[0].controllers
         got = {c["target"]: c["role"] for c in ctl if c["is_connected"]}
         return got if len(got) == 3 and "other" not in (got["tcp:127.0.0.1:6653"], got[f"tcp:127.0.0.1:{SLAVE_PORT}"]) \
             else None
@@ -147,8 +147,8 @@ def test_master_and_slave_controllers_are_visible_and_a_pulled_link_reaches_them
         assert 0 <= device_to_ctl < 1.0
         desc = deployment.state_ovs(st.load()).ofctl("-O", "OpenFlow13", "dump-ports-desc", "br-of-sw1")
         assert re.search(r"7\(sw1-p7\).*\n\s+config:\s+0\n\s+state:\s+LINK_DOWN\n", desc)
-        p7 = next(p for p in orch.status()["switches"][0]["ports"] if p["ofport"] == 7)
-        assert (p7["device_link"], p7["br_of_state"], p7["blocked_by_watch"]) == ("down", "LINK_DOWN", True)
+        p7 = next(p for p in orch.status().switches[0].ports if p.ofport == 7)
+        assert (p7.device_link, p7.br_of_state, p7.blocked_by_watch) == ("down", "LINK_DOWN", True)
         assert lab.ping(L.info, 8, 7, count=2) == 100.0
 
         t_plug = time.time()
@@ -162,13 +162,13 @@ def test_master_and_slave_controllers_are_visible_and_a_pulled_link_reaches_them
             wait_for(lambda: [x for x in osken_port_status(log, 7) if x[2] & OFPPS_LIVE and x[0] != "DELETE"], 10,
                      f"LIVE port-status at the {who}")
         print(f"link-up: cable plugged -> port-status LIVE {1000 * (up['t'] - t_plug):.0f} ms")
-        p7 = next(p for p in orch.status()["switches"][0]["ports"] if p["ofport"] == 7)
-        assert (p7["device_link"], p7["br_of_state"], p7["blocked_by_watch"]) == ("up", "LIVE", False)
+        p7 = next(p for p in orch.status().switches[0].ports if p.ofport == 7)
+        assert (p7.device_link, p7.br_of_state, p7.blocked_by_watch) == ("up", "LIVE", False)
         assert wait_for(lambda: lab.ping(L.info, 7, 8, count=2) == 0.0, 15, "traffic after the link came back")
     finally:
         watch.terminate()
         watch.wait(10)
-    assert orch.down()["config_restored"]
+    assert orch.down().config_restored
 
 
 def test_a_link_change_syslog_from_the_switch_polls_it_at_once(lab2ctl):
@@ -204,8 +204,8 @@ def test_a_link_change_syslog_from_the_switch_polls_it_at_once(lab2ctl):
         assert ev["detected_at"] - t_start < 30          # not the next scheduled poll
         print(f"\nsyslog -> device polled -> br-of LINK_DOWN: {1000 * (ev['applied_at'] - t_log):.0f} ms")
         assert ev["applied_at"] - t_log < 3.0
-        p7 = next(p for p in orch.status()["switches"][0]["ports"] if p["ofport"] == 7)
-        assert (p7["br_of_state"], p7["blocked_by_watch"]) == ("LINK_DOWN", True)
+        p7 = next(p for p in orch.status().switches[0].ports if p.ofport == 7)
+        assert (p7.br_of_state, p7.blocked_by_watch) == ("LINK_DOWN", True)
         subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth, "up"], check=True)
         wait_for(lambda: device_link(L, "FastEthernet0/7") == "up", 20, "the lab switch to report Fa0/7 up")
         log("%LINEPROTO-5-UPDOWN: Line protocol on Interface FastEthernet0/7, changed state to up")
@@ -215,4 +215,4 @@ def test_a_link_change_syslog_from_the_switch_polls_it_at_once(lab2ctl):
         sender.close()
         watch.terminate()
         watch.wait(10)
-    assert orch.down()["config_restored"]
+    assert orch.down().config_restored

@@ -180,7 +180,7 @@ def test_vtp_allow_up_works_and_down_restores_config_and_vlan_database(vtp_lab, 
     assert [p["vid"] for p in online["switches"][0]["ports"]] == [107, 108, 110]
 
     res = orch.up(inv)                                  # no false "Command rejected" on a VTP server
-    assert res["changed"] == {"sw1": True} and res["failed"] == []
+    assert res.changed == {"sw1": True} and res.failed == []
     drv = vtp_lab.driver()
     try:
         running, vlans = drv.running_config(), drv.device_vlans("")
@@ -193,7 +193,7 @@ def test_vtp_allow_up_works_and_down_restores_config_and_vlan_database(vtp_lab, 
     assert lab.ping(vtp_lab.info, 7, 8, count=3) == 0.0       # the data plane followed: hairpin works
 
     out = orch.down()
-    assert out["config_restored"] is True
+    assert out.config_restored is True
     drv = vtp_lab.driver()
     try:
         assert drv.running_config() == original

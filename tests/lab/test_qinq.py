@@ -48,7 +48,7 @@ def lab_qinq(tmp_path_factory):
 def test_customer_vlans_cross_the_hairpin_intact(lab_qinq):
     L = lab_qinq
     r = orch.up(str(L.inventory))
-    assert all(p["qinq"] for p in r["plan"]["switches"][0]["ports"])
+    assert all(p["qinq"] for p in r.plan["switches"][0]["ports"])
     ovs = deployment.state_ovs(st.load())
     ovs.ofctl("-O", "OpenFlow13", "add-flows", "br-of-sw1", "-", stdin=(
         "priority=100,in_port=7,dl_vlan=10,actions=output:8\n"
@@ -80,4 +80,4 @@ def test_customer_vlans_cross_the_hairpin_intact(lab_qinq):
     while counts() != {10: N, 20: N} and time.monotonic() < end:
         time.sleep(0.5)
     assert counts() == {10: N, 20: N}
-    assert orch.down()["config_restored"]
+    assert orch.down().config_restored

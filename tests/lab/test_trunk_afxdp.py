@@ -43,13 +43,13 @@ def _ip(info, *args):
 
 
 def _trunk_status(info):
-    return orch.status(with_device=False)["switches"][0]["trunks"][info["trunk_interface"]]
+    return orch.status(with_device=False).switches[0].trunks[info["trunk_interface"]]
 
 
 def _ping_through_server(info):
     s = deployment.state_ovs(st.load())
     end = time.monotonic() + 20
-    while time.monotonic() < end and not orch.status(with_device=False)["switches"][0]["controllers"][0][
+    while time.monotonic() < end and not orch.status(with_device=False).switches[0].controllers[0][
             "is_connected"]:
         time.sleep(0.3)
     before = bridges.otc_hairpinned_packets(s)

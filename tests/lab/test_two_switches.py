@@ -57,8 +57,8 @@ def ping_ip(info, src, ip, count=3):
 
 def test_hosts_on_all_migrated_ports_of_two_switches_reach_each_other(two):
     r = orch.up(str(two["inventory"]))
-    assert r["failed"] == [] and set(r["results"]) == {"sw1", "sw2"}
-    plan = {sp["name"]: sp for sp in r["plan"]["switches"]}
+    assert r.failed == [] and set(r.results) == {"sw1", "sw2"}
+    plan = {sp["name"]: sp for sp in r.plan["switches"]}
     assert {p["interface"]: p["trunk"] for p in plan["sw1"]["ports"]} == {
         "FastEthernet0/7": "GigabitEthernet0/1", "FastEthernet0/8": "GigabitEthernet0/2",
         "FastEthernet0/24": "GigabitEthernet0/1"}
@@ -75,8 +75,8 @@ def test_hosts_on_all_migrated_ports_of_two_switches_reach_each_other(two):
             assert ping_ip(a, src, b["hosts"][str(dst)]["ip"]) == 0.0, (src, dst)
     assert ping_ip(b, 7, b["hosts"]["8"]["ip"]) == 0.0
     # both trunks of sw1 carried traffic
-    st_ = orch.status(with_device=False)["switches"]
-    trunks = {name: t["rx_packets"] for sw in st_ for name, t in sw["trunks"].items()}
+    st_ = orch.status(with_device=False).switches
+    trunks = {name: t["rx_packets"] for sw in st_ for name, t in sw.trunks.items()}
     assert all(n > 0 for n in trunks.values()) and len(trunks) == 3
     d = orch.down()
-    assert d["config_restored"] and set(d["restored"]) == {"sw1", "sw2"}
+    assert d.config_restored and set(d.restored) == {"sw1", "sw2"}

@@ -154,7 +154,7 @@ def test_killed_qos_set_is_finished_by_recover(qlab):
     assert _queue_rate(ovs) == "60000000"                        # OVS not yet changed
     with pytest.raises(InputError, match="recover"):
         live.set_qos("sw1", "Fa0/10", egress_mbps=45)
-    assert orch.recover()["recovered"] == "qos"
+    assert orch.recover().recovered == "qos"
     assert _queue_rate(ovs) == "40000000" and journal.is_finished(journal.unfinished())
 
 

@@ -150,14 +150,16 @@ def test_cli_up_wait_options_reach_the_orchestrator_and_exit_codes(monkeypatch, 
     from click.testing import CliRunner
 
     from harmless import cli, orchestrator
+    from harmless.results import UpResult
     calls = []
 
     def fake_up(inventory, progress, revert_in, on_switch, wait_controller, keep_on_no_controller):
         calls.append((wait_controller, keep_on_no_controller))
         missing = "br-of-s0: no controller connected within 3 s to tcp:127.0.0.1:1 (x)" if keep_on_no_controller \
             else None
-        return {"changed": {"s0": True}, "failed": [], "results": {}, "controllers_missing": missing,
-                "controllers_connected": {} if missing else {"br-of-s0": ["tcp:127.0.0.1:6653"]}}
+        return UpResult(plan={}, diffs={}, ovs={}, changed={"s0": True}, failed=[], results={},
+                        controllers_missing=missing,
+                        controllers_connected={} if missing else {"br-of-s0": ["tcp:127.0.0.1:6653"]})
     monkeypatch.setattr(orchestrator, "up", fake_up)
     monkeypatch.setattr(cli, "_need_root", lambda: None)
     monkeypatch.setenv("HL_PW", "x")
@@ -178,13 +180,14 @@ def test_cli_status_shows_last_error_and_tls_log_lines(monkeypatch):
     from click.testing import CliRunner
 
     from harmless import cli, orchestrator
+    from harmless.results import StatusReport
     line = ("2026-11-24T06:54:29.099Z|00068|stream_ssl|WARN|SSL_connect: error:0A000086:SSL routines::certificate "
             "verify failed")
-    monkeypatch.setattr(orchestrator, "status", lambda with_device=True: {
+    monkeypatch.setattr(orchestrator, "status", lambda with_device=True: StatusReport.model_validate({
         "deployed": True, "inventory": "inv.yaml", "switches": [{
             "name": "sw1", "bridge": "br-of-sw1", "datapath_id": "1", "ports": [], "trunks": {},
             "controllers": [{"target": "ssl:127.0.0.1:6644", "is_connected": False, "role": "-", "state": "BACKOFF",
-                             "last_error": "Protocol error", "tls_log": [line]}]}]})
+                             "last_error": "Protocol error", "tls_log": [line]}]}]}))
     r = CliRunner().invoke(cli.main, ["status", "--no-device"])
     assert r.exit_code == 0, r.output
     assert "controller ssl:127.0.0.1:6644: not connected, role -, last error: Protocol error" in r.stdout

@@ -161,7 +161,7 @@ def test_state_write_errors_are_one_line_harmless_errors(state_dir, monkeypatch)
 def test_port_states_compare_equal_after_a_json_round_trip():
     """Issue #11: a trunk's allowed-VLAN list came back from state.json as a list and never equalled the live tuple,
     so `down` could never finish on real configs."""
-    from harmless.orchestrator import _port_states, port_differences
+    from harmless.steps import port_differences, port_states as _port_states
     from harmless.switch_drivers.base import DeviceFacts, PortVlanState
 
     facts = DeviceFacts("sw1", "m", "v", ("Gi0/2",), {10: "a"}, {
@@ -177,7 +177,7 @@ def test_port_states_compare_equal_after_a_json_round_trip():
 
 
 def test_a_migrated_config_is_recognised_by_harmless_vlan_names():
-    from harmless.orchestrator import carries_harmless
+    from harmless.steps import carries_harmless
     from harmless.switch_drivers.base import DeviceFacts
 
     f = DeviceFacts("sw1", "m", "v", (), {1: "default", 107: "harmless-sw1-p7", 110: "harmless-sw1-p10", 200: "x"})
