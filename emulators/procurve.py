@@ -20,6 +20,8 @@ import re
 import sys
 from pathlib import Path
 
+from harmless.switch_drivers.procurve.parse import format_ports, parse_ports
+
 log = logging.getLogger("harmless.emulators.procurve")
 
 
@@ -36,7 +38,6 @@ class ProcurveState:
 
     def running_config(self) -> str:
         """``show running-config`` text (header included)."""
-        from harmless.switch_drivers.procurve.parse import format_ports
 
         out = ["Running configuration:", "", "; J9727A Configuration Editor; Created on release #WB.16.10.0009",
                "", f'hostname "{self.hostname}"']
@@ -97,7 +98,6 @@ class Session:
 
     # ------------------------------------------------------------------ commands
     def execute(self, line: str):
-        from harmless.switch_drivers.procurve.parse import parse_ports
 
         st = self.state
         if not line:

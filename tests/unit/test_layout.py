@@ -94,6 +94,7 @@ def test_controller_apps_do_not_import_what_drives_them():
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("errors", ("harmless", "harmless.errors")),
     ("procs", ("harmless.procs",)),
+    ("openflow messages", ("harmless.openflow",)),
     ("ovs", ("harmless.ovs", "harmless.ovsstats")),
     ("state/journal", ("harmless.state", "harmless.journal")),
     ("inventory parts", ("harmless.switch_drivers", "harmless.switch_drivers.*", "harmless.qos.model",
@@ -117,9 +118,11 @@ OUTSIDE = ("harmless.bench", "harmless.emulators", "harmless.pipelines")
 #: command-line modules: the only ones that may import harmless modules inside functions (lazy command loading)
 CLI_MODULES = ("harmless.cli", "harmless.clikit", "harmless.ops_cli", "harmless.*.cli")
 #: justified exceptions to the in-function rule: ``{module: reason}``
-IN_FUNCTION_EXCEPTIONS: dict[str, str] = {}
+IN_FUNCTION_EXCEPTIONS: dict[str, str] = {
+    "harmless.emulators.fakeswitch": "the lab switch's command line (python -m harmless.emulators.fakeswitch) loads "
+                                     "only the vendor emulator it is asked for (ios or eos)",
+}
 MAX_FUNCTION_LINES = 60
-PARALLEL = pytest.mark.xfail(strict=False, reason="made true by the parallel #24 branches; the lead removes this at merge")
 
 
 def _outside(m: str) -> bool:
@@ -186,7 +189,6 @@ def test_every_module_of_the_product_has_a_layer():
     assert unplaced == [], f"place these in LAYERS: {unplaced}"
 
 
-@PARALLEL
 def test_the_whole_import_graph_has_no_circle():
     assert nx.is_directed_acyclic_graph(G), sorted(nx.simple_cycles(G))
 
@@ -212,7 +214,6 @@ def test_core_modules_import_harmless_modules_only_at_the_top():
     assert bad == {}, bad
 
 
-@PARALLEL
 def test_only_command_line_modules_import_harmless_modules_inside_functions():
     bad = _in_function_outside_cli()
     assert bad == {}, bad
@@ -238,7 +239,6 @@ def test_core_functions_are_at_most_60_lines():
     assert bad == [], bad
 
 
-@PARALLEL
 def test_every_function_in_harmless_and_otc_is_at_most_60_lines():
     bad = _long_functions()
     assert bad == [], bad
