@@ -173,11 +173,10 @@ def module_switch(tmp_path_factory):
     yield from serve(start_fakeswitch(tmp_path_factory.mktemp("fakeswitch")))
 
 
-@pytest.fixture(scope="module")
-def rejecting_switch(tmp_path_factory):
-    """A lab switch that rejects ``spanning-tree bpduguard ...`` lines (fault injection)."""
-    yield from serve(start_fakeswitch(tmp_path_factory.mktemp("fakeswitch-reject"), "--reject",
-                                      r"^spanning-tree bpduguard"))
+@pytest.fixture
+def rejecting_switch(tmp_path):
+    """A lab switch of its own for one test, rejecting ``spanning-tree bpduguard ...`` lines (fault injection)."""
+    yield from serve(start_fakeswitch(tmp_path / "fakeswitch-reject", "--reject", r"^spanning-tree bpduguard"))
 
 
 @pytest.fixture
