@@ -6,12 +6,12 @@ the reply never came: apply() restores the saved config), a commit-confirm timer
 reverts by itself) and one that is confirmed in time. One switch process per module; each test leaves the
 switch with its startup config.
 """
-import time
 
 import pytest
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
+from tests.conftest import stays, wait_for
 from tests.drivers.conftest import PASSWORD, serve
 from tests.drivers.eos_fixtures import eos_driver, start_eos
 
@@ -100,7 +100,7 @@ def test_commit_confirm_timer_expiry_reverts_on_the_device(eos):
         saved = drv.running_config()
         drv.apply(drv.render(ACCESS, TRUNKS), revert_in=2)
         assert drv.facts().ports["Ethernet7"].access_vid == 107     # committed, not yet confirmed
-        time.sleep(3.0)
+        wait_for(lambda: drv.running_config() == saved, 15, "EOS to revert when the 2 s timer expires", 0.5)
         assert drv.running_config() == saved                        # EOS reverted by itself
         with pytest.raises(CommitError, match="confirm commit was rejected.*No pending commit-confirm"):
             drv.confirm()
@@ -111,7 +111,8 @@ def test_commit_confirm_confirmed_in_time_stays(eos):
         saved = drv.running_config()
         drv.apply(drv.render(ACCESS, TRUNKS), revert_in=2)
         drv.confirm()
-        time.sleep(3.0)
+        stays(lambda: drv.facts().ports["Ethernet7"].access_vid == 107, 3.0, "VLAN 107 on Ethernet7 past the "
+              "2 s timer", 0.5)
         assert drv.facts().ports["Ethernet7"].access_vid == 107     # the timer was cancelled
         drv.restore(saved)
         assert drv.running_config() == saved
