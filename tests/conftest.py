@@ -11,6 +11,16 @@ import pytest
 from harmless.ovs import ovs_installed
 
 
+def pytest_addoption(parser):
+    parser.addoption("--reverse-order", action="store_true",
+                     help="run the collected tests in reverse order (shows a test that depends on an earlier one)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--reverse-order"):
+        items.reverse()
+
+
 def require_root_ovs():
     """Skip unless running as root with Open vSwitch installed (CI installs both via packaging/install.sh)."""
     if os.geteuid() != 0:
