@@ -3,8 +3,8 @@
 Round trip backup → merge → compare → commit → restore byte for byte, and the failure paths: a rejected line
 (the session is aborted, running config untouched), the eAPI session lost mid-commit (the device committed,
 the reply never came: apply() restores the saved config), a commit-confirm timer that expires (the device
-reverts by itself) and one that is confirmed in time. One switch process per module; each test leaves the
-switch with its startup config.
+reverts by itself) and one that is confirmed in time. One switch process per test (0.3 s to start), so the
+tests pass in any order.
 """
 
 import pytest
@@ -19,15 +19,17 @@ ACCESS = [AccessPortChange("Ethernet7", 107, "hl107"), AccessPortChange("Etherne
 TRUNKS = [TrunkChange("Ethernet25", (107, 108), stag_tpid=0x88A8)]
 
 
-@pytest.fixture(scope="module")
-def eos(tmp_path_factory):
-    yield from serve(start_eos(tmp_path_factory.mktemp("eos")))
+@pytest.fixture
+def eos(tmp_path):
+    """A switch of its own per test (0.3 s to start): no test depends on another having restored its config."""
+    yield from serve(start_eos(tmp_path / "eos"))
 
 
-@pytest.fixture(scope="module")
-def faulty_eos(tmp_path_factory):
-    """Rejects `switchport access vlan 110`; drops the reply to the first session commit (once)."""
-    yield from serve(start_eos(tmp_path_factory.mktemp("eos-faulty"), "--reject", r"^switchport access vlan 110$",
+@pytest.fixture
+def faulty_eos(tmp_path):
+    """Rejects `switchport access vlan 110`; drops the reply to the first session commit (once: per test, its own
+    switch)."""
+    yield from serve(start_eos(tmp_path / "eos-faulty", "--reject", r"^switchport access vlan 110$",
                                "--drop-after", r"^configure session \S+ commit$"))
 
 

@@ -44,16 +44,17 @@ def _stop(proc):
         proc.kill()
 
 
-@pytest.fixture(scope="module")
-def procurve(tmp_path_factory):
-    proc, port = _start(tmp_path_factory.mktemp("hl-i-procurve"))
+@pytest.fixture
+def procurve(tmp_path):
+    """A switch of its own per test: no test depends on another having restored its config."""
+    proc, port = _start(tmp_path / "procurve")
     yield port
     _stop(proc)
 
 
-@pytest.fixture(scope="module")
-def rejecting_procurve(tmp_path_factory):
-    proc, port = _start(tmp_path_factory.mktemp("hl-i-procurve-rej"), "--reject", r"^untagged 8$")
+@pytest.fixture
+def rejecting_procurve(tmp_path):
+    proc, port = _start(tmp_path / "procurve-rej", "--reject", r"^untagged 8$")
     yield port
     _stop(proc)
 

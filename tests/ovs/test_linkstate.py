@@ -65,13 +65,15 @@ class Env:
         after sending: the window in which none may come back when the port is held down), then 0.5 s more in
         which an extra copy would show."""
         code = f"""
-import threading, time
+import threading
 from scapy.all import AsyncSniffer, Dot1Q, Ether, IP, UDP, sendp
-on, all_back, seen = threading.Event(), threading.Event(), []
+on, all_back, extra, seen = threading.Event(), threading.Event(), threading.Event(), []
 def count(p):
     seen.append(p)
     if len(seen) >= {n}:
         all_back.set()
+    if len(seen) > {n}:
+        extra.set()
 s = AsyncSniffer(iface="{FAR}", lfilter=lambda p: Dot1Q in p and p[Dot1Q].vlan == {vid_out}, prn=count,
                  started_callback=on.set)
 s.start(); assert on.wait(30), "capture did not start"
@@ -79,7 +81,7 @@ src, dst = ("{MAC7}", "{MAC10}") if {vid_in} == 107 else ("{MAC10}", "{MAC7}")
 sendp([Ether(src=src, dst=dst) / Dot1Q(vlan={vid_in}) / IP(src="198.18.0.1", dst="198.18.0.2") / UDP()] * {n},
       iface="{FAR}", verbose=False)
 all_back.wait({EXCHANGE_S})
-time.sleep(0.5)                 # the window for an extra copy (more than n back is a failure too)
+extra.wait(0.5)                 # the window for an extra copy (more than n back is a failure too): ends at one
 print(len(s.stop()))
 """
         p = subprocess.run(["ip", "netns", "exec", self.ovs.netns, sys.executable, "-c", code], capture_output=True,
