@@ -1,5 +1,5 @@
 """IOS conversion hazards, QinQ, commit-confirm and a lost session, against the emulated switch over SSH
-(real NAPALM ios / netmiko). The module's switch emulates an ISL-capable Catalyst 3750 with the archive
+(real NAPALM ios / netmiko). Each test's own switch emulates an ISL-capable Catalyst 3750 with the archive
 feature on and a fast revert clock (one IOS minute = MINUTE seconds).
 """
 import time
