@@ -7,12 +7,12 @@ reuse one process per test module because NAPALM's inline transfer costs ~7 s pe
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,7 @@ import pytest
 
 from harmless.procs import free_port
 from harmless.errors import CommitError
+from tests.conftest import wait_for
 
 PASSWORD = "Lab-Pw-7f3a9c"          # test-only; asserted never to show up in errors or logs
 USERNAME = "admin"
@@ -113,16 +114,24 @@ def start_fakeswitch(tmp_dir: Path, *extra_args: str, startup_config: str | None
                                 cwd=str(Path(__file__).resolve().parents[2]))
         out.close()
         sw = FakeSwitch(port=port, proc=proc, dir=tmp_dir, log_path=tmp_dir / "fakeswitch.log")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return sw
-            except OSError:
-                time.sleep(0.05)
+        if serving(proc, port, timeout):
+            return sw
         sw.stop()
         last_err = sw.log() + (tmp_dir / "stdout.txt").read_text()
     raise RuntimeError(f"lab switch did not start:\n{last_err}")
+
+
+def serving(proc: subprocess.Popen, port: int, timeout: float) -> bool:
+    """Wait until ``proc`` accepts TCP connections on 127.0.0.1:``port`` (True), exits or ``timeout`` s pass."""
+    def listens() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            return False
+    with contextlib.suppress(AssertionError):
+        wait_for(lambda: proc.poll() is not None or listens(), timeout, f"a listener on port {port}", 0.05)
+    return proc.poll() is None and listens()
 
 
 def serve(sw: FakeSwitch) -> Iterator[FakeSwitch]:
@@ -173,11 +182,10 @@ def module_switch(tmp_path_factory):
     yield from serve(start_fakeswitch(tmp_path_factory.mktemp("fakeswitch")))
 
 
-@pytest.fixture(scope="module")
-def rejecting_switch(tmp_path_factory):
-    """A lab switch that rejects ``spanning-tree bpduguard ...`` lines (fault injection)."""
-    yield from serve(start_fakeswitch(tmp_path_factory.mktemp("fakeswitch-reject"), "--reject",
-                                      r"^spanning-tree bpduguard"))
+@pytest.fixture
+def rejecting_switch(tmp_path):
+    """A lab switch of its own for one test, rejecting ``spanning-tree bpduguard ...`` lines (fault injection)."""
+    yield from serve(start_fakeswitch(tmp_path / "fakeswitch-reject", "--reject", r"^spanning-tree bpduguard"))
 
 
 @pytest.fixture

@@ -3,15 +3,15 @@
 Round trip backup → merge → compare → commit → restore byte for byte, and the failure paths: a rejected line
 (the session is aborted, running config untouched), the eAPI session lost mid-commit (the device committed,
 the reply never came: apply() restores the saved config), a commit-confirm timer that expires (the device
-reverts by itself) and one that is confirmed in time. One switch process per module; each test leaves the
-switch with its startup config.
+reverts by itself) and one that is confirmed in time. One switch process per test (0.3 s to start), so the
+tests pass in any order.
 """
-import time
 
 import pytest
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
+from tests.conftest import stays, wait_for
 from tests.drivers.conftest import PASSWORD, serve
 from tests.drivers.eos_fixtures import eos_driver, start_eos
 
@@ -19,15 +19,17 @@ ACCESS = [AccessPortChange("Ethernet7", 107, "hl107"), AccessPortChange("Etherne
 TRUNKS = [TrunkChange("Ethernet25", (107, 108), stag_tpid=0x88A8)]
 
 
-@pytest.fixture(scope="module")
-def eos(tmp_path_factory):
-    yield from serve(start_eos(tmp_path_factory.mktemp("eos")))
+@pytest.fixture
+def eos(tmp_path):
+    """A switch of its own per test (0.3 s to start): no test depends on another having restored its config."""
+    yield from serve(start_eos(tmp_path / "eos"))
 
 
-@pytest.fixture(scope="module")
-def faulty_eos(tmp_path_factory):
-    """Rejects `switchport access vlan 110`; drops the reply to the first session commit (once)."""
-    yield from serve(start_eos(tmp_path_factory.mktemp("eos-faulty"), "--reject", r"^switchport access vlan 110$",
+@pytest.fixture
+def faulty_eos(tmp_path):
+    """Rejects `switchport access vlan 110`; drops the reply to the first session commit (once: per test, its own
+    switch)."""
+    yield from serve(start_eos(tmp_path / "eos-faulty", "--reject", r"^switchport access vlan 110$",
                                "--drop-after", r"^configure session \S+ commit$"))
 
 
@@ -100,7 +102,7 @@ def test_commit_confirm_timer_expiry_reverts_on_the_device(eos):
         saved = drv.running_config()
         drv.apply(drv.render(ACCESS, TRUNKS), revert_in=2)
         assert drv.facts().ports["Ethernet7"].access_vid == 107     # committed, not yet confirmed
-        time.sleep(3.0)
+        wait_for(lambda: drv.running_config() == saved, 15, "EOS to revert when the 2 s timer expires", 0.5)
         assert drv.running_config() == saved                        # EOS reverted by itself
         with pytest.raises(CommitError, match="confirm commit was rejected.*No pending commit-confirm"):
             drv.confirm()
@@ -111,7 +113,8 @@ def test_commit_confirm_confirmed_in_time_stays(eos):
         saved = drv.running_config()
         drv.apply(drv.render(ACCESS, TRUNKS), revert_in=2)
         drv.confirm()
-        time.sleep(3.0)
+        stays(lambda: drv.facts().ports["Ethernet7"].access_vid == 107, 3.0, "VLAN 107 on Ethernet7 past the "
+              "2 s timer", 0.5)
         assert drv.facts().ports["Ethernet7"].access_vid == 107     # the timer was cancelled
         drv.restore(saved)
         assert drv.running_config() == saved

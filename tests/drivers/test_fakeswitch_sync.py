@@ -3,18 +3,19 @@
 A bare ``ovsdb-server`` with a fresh database stands in for the lab OVS (no ovs-vswitchd, so every
 ``ovs-vsctl`` uses ``--no-wait``); the switch is configured through the real IosDriver.
 """
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
+from tests.conftest import wait_for
 
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 PORT_MAP = {"FastEthernet0/7": "fa0-7", "FastEthernet0/10": "fa0-10", "GigabitEthernet0/1": "gi0-1"}
@@ -74,12 +75,15 @@ def _ovs_port(db, name):
 
 
 def _wait_for(db, expected, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = {p: _ovs_port(db, p) for p in expected}
-        if got == expected or time.monotonic() > deadline:
-            return got
-        time.sleep(0.1)
+    """The OVS ports once they equal ``expected``, or as they are after ``timeout`` s (for the caller's assert)."""
+    got = {}
+
+    def reached():
+        got.update({p: _ovs_port(db, p) for p in expected})
+        return got == expected
+    with contextlib.suppress(AssertionError):
+        wait_for(reached, timeout, "the OVS ports", 0.1)
+    return got
 
 
 def test_switch_config_drives_ovs_ports(ovsdb, start_switch):

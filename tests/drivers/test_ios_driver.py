@@ -1,7 +1,8 @@
 """IosDriver against the lab's emulated Cisco IOS switch (real NAPALM ios / netmiko code paths).
 
-One switch process per module (NAPALM's inline transfer costs ~7 s per candidate load), so the tests
-in this file run in order and each leaves the switch with its startup config.
+Tests that only read share one switch process per module (``module_switch``, never changed); a test that changes
+the config gets its own (``start_switch``, ``rejecting_switch``: a start costs about 1 s, a candidate load ~7 s),
+so no test depends on another having restored the startup config, and any order passes.
 """
 import logging
 import time
@@ -33,8 +34,8 @@ def test_facts_and_capabilities(module_switch):
     assert links["FastEthernet0/7"] == "up" and set(links.values()) <= {"up", "down", "admin-down"}
 
 
-def test_apply_is_idempotent_and_restore_is_exact(module_switch):
-    with module_switch.driver() as drv:
+def test_apply_is_idempotent_and_restore_is_exact(start_switch):
+    with start_switch().driver() as drv:
         before_raw, before = raw_running(drv), drv.running_config()
         config = drv.render(ACCESS, TRUNKS)
 

@@ -1,5 +1,5 @@
 """IOS conversion hazards, QinQ, commit-confirm and a lost session, against the emulated switch over SSH
-(real NAPALM ios / netmiko). The module's switch emulates an ISL-capable Catalyst 3750 with the archive
+(real NAPALM ios / netmiko). Each test's own switch emulates an ISL-capable Catalyst 3750 with the archive
 feature on and a fast revert clock (one IOS minute = MINUTE seconds).
 """
 import time
@@ -8,6 +8,7 @@ import pytest
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
+from tests.conftest import stays, wait_for
 from tests.drivers.conftest import raw_running
 
 MINUTE = 4.0
@@ -44,9 +45,10 @@ ACCESS = [AccessPortChange("FastEthernet0/7", 107, "harmless-sw1-p1"),
 TRUNKS = [TrunkChange("GigabitEthernet0/1", (107, 111))]
 
 
-@pytest.fixture(scope="module")
-def sw3750(module_switches):
-    return module_switches("--platform", "3750", "--minute-seconds", str(MINUTE), startup_config=STARTUP_3750)
+@pytest.fixture
+def sw3750(start_switch):
+    """A 3750 of its own per test (0.5 s to start): no test depends on another having restored its config."""
+    return start_switch("--platform", "3750", "--minute-seconds", str(MINUTE), startup_config=STARTUP_3750)
 
 
 def test_facts_caps_and_render_on_an_isl_platform(sw3750):
@@ -99,7 +101,8 @@ def test_commit_confirm_confirmed_in_time_stays(sw3750):
         drv.confirm()
         after = drv.running_config()
         assert after != before and " switchport access vlan 107" in after
-        time.sleep(MINUTE * 1.5)                                             # past the (cancelled) timer
+        stays(lambda: drv.running_config() == after, MINUTE * 1.5, "the confirmed config past the (cancelled) "
+              "timer", 1.0)
         assert drv.running_config() == after
         drv.restore(before)
         assert drv.running_config() == before
@@ -113,10 +116,8 @@ def test_commit_confirm_timer_expires_and_device_reverts(sw3750):
         assert " switchport access vlan 107" in drv.running_config()
         pending = drv._device.cli(["show archive config rollback timer"])["show archive config rollback timer"]
         assert "Timer value" in pending and sw3750.username in pending
-    deadline = time.monotonic() + MINUTE * 4
     with sw3750.driver() as drv:                                             # no confirm: a new session checks
-        while time.monotonic() < deadline and raw_running(drv) != before_raw:
-            time.sleep(0.5)
+        wait_for(lambda: raw_running(drv) == before_raw, MINUTE * 4, "the device to revert (1-minute timer)", 0.5)
         assert raw_running(drv) == before_raw
         with pytest.raises(CommitError, match="No pending"):
             drv.confirm()

@@ -16,14 +16,15 @@ def _drv(sw, **kw):
                             timeout=kw.get("timeout", 20))
 
 
-@pytest.fixture(scope="module")
-def sw(module_switches):
-    return module_switches()
+@pytest.fixture
+def sw(start_switch):
+    """A switch of its own per test (0.5 s to start): no test depends on another having restored its config."""
+    return start_switch()
 
 
-@pytest.fixture(scope="module")
-def rejecting(module_switches):
-    return module_switches("--reject", r"^switchport trunk allowed vlan")
+@pytest.fixture
+def rejecting(start_switch):
+    return start_switch("--reject", r"^switchport trunk allowed vlan")
 
 
 def test_capabilities_are_honest_and_commit_confirm_is_refused(sw):

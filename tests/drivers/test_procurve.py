@@ -1,9 +1,7 @@
 """ProcurveDriver (real netmiko ``hp_procurve``, real SSH) against the lab's tiny ProCurve CLI emulator."""
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +9,7 @@ import pytest
 from harmless.procs import free_port
 from harmless.switch_drivers.base import AccessPortChange, PortVlanState, TrunkChange
 from harmless.switch_drivers.procurve.driver import ProcurveDriver
-from tests.drivers.conftest import refused_apply
+from tests.drivers.conftest import refused_apply, serving
 
 pytest.importorskip("fake_switches", reason="fake_switches (its Twisted SSH transport) is not installed")
 
@@ -32,13 +30,8 @@ def _start(tmp: Path, *extra: str):
                              "--log-file", str(tmp / "log"), *extra], stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, cwd=str(Path(__file__).resolve().parents[2]))
     log.close()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return proc, port
-        except OSError:
-            time.sleep(0.05)
+    if serving(proc, port, 20):
+        return proc, port
     proc.kill()
     raise RuntimeError((tmp / "out.txt").read_text())
 
@@ -51,16 +44,17 @@ def _stop(proc):
         proc.kill()
 
 
-@pytest.fixture(scope="module")
-def procurve(tmp_path_factory):
-    proc, port = _start(tmp_path_factory.mktemp("hl-i-procurve"))
+@pytest.fixture
+def procurve(tmp_path):
+    """A switch of its own per test: no test depends on another having restored its config."""
+    proc, port = _start(tmp_path / "procurve")
     yield port
     _stop(proc)
 
 
-@pytest.fixture(scope="module")
-def rejecting_procurve(tmp_path_factory):
-    proc, port = _start(tmp_path_factory.mktemp("hl-i-procurve-rej"), "--reject", r"^untagged 8$")
+@pytest.fixture
+def rejecting_procurve(tmp_path):
+    proc, port = _start(tmp_path / "procurve-rej", "--reject", r"^untagged 8$")
     yield port
     _stop(proc)
 

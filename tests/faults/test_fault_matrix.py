@@ -13,9 +13,10 @@ import json
 import os
 import subprocess
 import threading
-import time
 
 import pytest
+
+from tests.conftest import wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -280,13 +281,11 @@ def test_concurrent_up_is_refused(flab):
     holder: dict = {}
 
     def first():
-        holder["r"] = fl.cli(*up_args(fl), at="device.commit", exec="sleep 6")
+        holder["r"] = fl.cli(*up_args(fl), at="device.commit", exec="sleep 6")   # the slow up under test
 
     t = threading.Thread(target=first)
     t.start()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (fl.state / "journal.jsonl").exists():
-        time.sleep(0.2)
+    wait_for(lambda: (fl.state / "journal.jsonl").exists(), 60, "the first up's journal (it holds the lock)")
     second = fl.cli(*up_args(fl))
     w = fl.cli("down")
     t.join()

@@ -4,10 +4,17 @@ Run inside a namespace (``ip netns exec NS python frames.py ...``):
 
 * ``send IFACE SRC_MAC DST_MAC KIND:MARKER[,KIND:MARKER...] [GAP_S]``: send one frame per item, ``GAP_S`` apart
   (default 0.05 s); prints ``sent N``.
-* ``sniff IFACE SECONDS PREFIX SRC_MAC``: capture for ``SECONDS`` (prints ``ready`` once listening), then print one
-  JSON list: ``[{"marker", "tags": [[tpid, vid, pcp], ...] outermost first, "len", "dst"}]`` of the frames from
-  ``SRC_MAC`` whose payload holds a marker starting with ``PREFIX`` (the receiver's own frames, e.g. an ICMP error
-  quoting the marker, are not counted).
+* ``sniff IFACE TIMEOUT PREFIX SRC_MAC END_MARKER``: capture (prints ``ready`` once the capture socket is open) until
+  the frame carrying ``END_MARKER`` arrives or ``TIMEOUT`` s pass, then print one JSON list:
+  ``[{"marker", "tags": [[tpid, vid, pcp], ...] outermost first, "len", "dst"}]`` of the frames from ``SRC_MAC``
+  whose payload holds a marker starting with ``PREFIX`` (the receiver's own frames, e.g. an ICMP error quoting the
+  marker, are not counted).
+
+The sender sends ``END_MARKER`` last, as an untagged broadcast (the fence, :func:`fence`): every switch on the path
+(OVS's userspace datapath, its upcalls handled in the thread that reads the port) forwards the frames of one port in
+order, so once the fence arrives every earlier frame has been delivered or dropped. A capture of a fixed duration
+lost the last frames under CPU load: the sender's scapy import (1.3 s) and one ``sendp`` per frame (about 25 ms on
+top of the gap) outlasted the window while the lab switch had forwarded every frame (its port counters said so).
 
 Kinds (:data:`KINDS`): ``unicast`` (IPv4/UDP to DST_MAC), ``broadcast``, ``multicast`` (01:00:5e:00:00:fb),
 ``tagged`` (802.1Q VID 5), ``tagged100`` (802.1Q VID 100), ``priority`` (802.1Q VID 0, PCP 5: priority-tagged),
@@ -60,6 +67,16 @@ def build(kind: str, marker: str, src: str, dst: str):
     raise ValueError(f"unknown frame kind {kind!r}")
 
 
+def fence(prefix: str) -> tuple[str, str]:
+    """The last item to send after frames marked ``PREFIX...``: ``(kind, END_MARKER)`` for ``sniff``."""
+    return "broadcast", f"{prefix}end"
+
+
+def marker_of(raw: bytes, prefix: bytes) -> str:
+    """The marker starting with ``prefix`` in a frame's bytes (markers are padded with ``.``)."""
+    return raw[raw.find(prefix):].split(b".", 1)[0].decode(errors="replace")
+
+
 def tags(pkt) -> list[list[int]]:
     """802.1Q/802.1ad headers of a captured frame, outermost first: ``[[tpid, vid, pcp], ...]``."""
     from scapy.all import Dot1AD, Dot1Q
@@ -76,7 +93,7 @@ def tags(pkt) -> list[list[int]]:
 
 
 def main(argv: list[str]) -> int:
-    from scapy.all import AsyncSniffer, conf, sendp
+    from scapy.all import conf, sendp, sniff
     conf.verb = 0
     if argv[0] == "send":
         iface, src, dst, items = argv[1], argv[2], argv[3], argv[4].split(",")
@@ -84,23 +101,19 @@ def main(argv: list[str]) -> int:
         for it in items:
             kind, marker = it.split(":", 1)
             sendp(build(kind, marker, src, dst), iface=iface)
-            time.sleep(gap)
+            time.sleep(gap)                 # the pacing under test: frames GAP_S apart
         print(f"sent {len(items)}", flush=True)
         return 0
     if argv[0] == "sniff":
-        iface, seconds, prefix, src = argv[1], float(argv[2]), argv[3].encode(), argv[4].lower()
-        sn = AsyncSniffer(iface=iface, store=True, lfilter=lambda p: p.src == src and prefix in bytes(p))
-        sn.start()
-        time.sleep(0.5)
-        print("ready", flush=True)
-        time.sleep(seconds)
-        got = sn.stop() or []
+        iface, timeout, prefix, src, end = argv[1], float(argv[2]), argv[3].encode(), argv[4].lower(), argv[5]
+        got = sniff(iface=iface, store=True, timeout=timeout,
+                    lfilter=lambda p: p.src == src and prefix in bytes(p),
+                    stop_filter=lambda p: marker_of(bytes(p), prefix) == end,
+                    started_callback=lambda: print("ready", flush=True))
         out = []
         for p in got:
             raw = bytes(p)
-            i = raw.find(prefix)
-            marker = raw[i:].split(b".", 1)[0].decode(errors="replace")
-            out.append({"marker": marker, "tags": tags(p), "len": len(raw), "dst": p.dst})
+            out.append({"marker": marker_of(raw, prefix), "tags": tags(p), "len": len(raw), "dst": p.dst})
         print(json.dumps(out), flush=True)
         return 0
     raise SystemExit(f"usage: {__doc__}")

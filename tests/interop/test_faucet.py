@@ -31,7 +31,7 @@ from harmless import state as st
 from harmless.cli import main
 from harmless.procs import stop as stop_process
 from harmless.lab import topology as lab
-from tests.lab.conftest import make_lab
+from tests.lab.conftest import make_lab, quiet_session
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "faucet"
 FAUCET_PORT, GAUGE_PORT = 6653, 6654
@@ -163,7 +163,9 @@ def test_pulled_host_link_shows_down_in_faucet_and_comes_back(flab):
     watch = subprocess.Popen([sys.executable, "-m", "harmless.cli", "watch", "--interval", "1", "--json"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ})
     try:
-        time.sleep(3)                                              # watch's first poll
+        # watch polls every second: its session to the switch open is enough (the next poll sees the cable)
+        wait_for(lambda: watch.poll() is not None or quiet_session(watch.pid, flab.info["ssh_port"], 0), 30,
+                 "watch connected to the switch")
         t0 = time.monotonic()
         subprocess.run(["ip", "-n", sw_ns, "link", "set", veth, "down"], check=True)
         wait_for(lambda: metric(prometheus(ns, FAUCET_PROM), "port_status", dp_id="0x1", port="h8") == 0.0, 20,

@@ -26,7 +26,7 @@ import yaml
 from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
-from tests.interop.frames import KINDS
+from tests.interop.frames import KINDS, fence
 from tests.lab.conftest import make_lab
 
 FRAMES = str(Path(__file__).with_name("frames.py"))
@@ -74,23 +74,28 @@ def tlab(tmp_path_factory):
 def fates(senders_ns: str, src_mac: str, dst_mac: str, receivers: dict[int, str], items: list[tuple[str, str]],
           prefix: str, gap: float = 0.05) -> dict[str, dict[int, list]]:
     """Send ``items`` (``(kind, marker)``) from ``senders_ns`` (eth0); return ``{marker: {port: [tags...]}}`` of
-    what each receiver namespace captured on eth0 (a marker nobody got maps to ``{}``)."""
-    seconds = 2.5 + gap * len(items)
+    what each receiver namespace captured on eth0 (a marker nobody got maps to ``{}``).
+
+    The items are followed by a fence frame (:func:`frames.fence`, an untagged broadcast every receiver gets): each
+    capture ends when its fence arrives (every earlier frame delivered or dropped by then), or after ``timeout`` s.
+    """
+    timeout = 30 + gap * len(items)
+    end = fence(prefix)
     sniffers = {}
     for port, ns in receivers.items():
-        p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, FRAMES, "sniff", "eth0", str(seconds),
-                              prefix, src_mac], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, FRAMES, "sniff", "eth0", str(timeout),
+                              prefix, src_mac, end[1]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         sniffers[port] = p
     for port, p in sniffers.items():
         line = p.stdout.readline()
         assert line.strip() == "ready", p.stderr.read()
-    spec = ",".join(f"{k}:{m}" for k, m in items)
+    spec = ",".join(f"{k}:{m}" for k, m in [*items, end])
     sent = sh("ip", "netns", "exec", senders_ns, sys.executable, FRAMES, "send", "eth0", src_mac, dst_mac, spec,
               str(gap))
-    assert sent.stdout.strip() == f"sent {len(items)}", sent.stderr
+    assert sent.stdout.strip() == f"sent {len(items) + 1}", sent.stderr
     out: dict[str, dict[int, list]] = {m: {} for _, m in items}
     for port, p in sniffers.items():
-        so, se = p.communicate(timeout=60)
+        so, se = p.communicate(timeout=timeout + 30)
         for fr in json.loads(so.strip().splitlines()[-1]):
             if fr["marker"] in out:
                 out[fr["marker"]].setdefault(port, []).append([tuple(t) for t in fr["tags"]])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -62,6 +63,19 @@ def state_dir(tmp_path_factory) -> Iterator[Path]:
             os.environ.pop("HARMLESS_STATE_DIR", None)
         else:
             os.environ["HARMLESS_STATE_DIR"] = old
+
+
+def quiet_session(pid: int, port: int, quiet_s: float = 1.5) -> bool:
+    """True if process ``pid`` holds a TCP session to 127.0.0.1:``port`` that has carried nothing either way for
+    ``quiet_s`` s (``ss -i``: lastsnd/lastrcv in ms). ``harmless watch`` keeps its switch session open between
+    polls and prints nothing when nothing changes: an open, quiet session is how its first poll shows it ended."""
+    out = subprocess.run(["ss", "-Htnpi", "state", "established", f"( dport = :{port} )"], capture_output=True,
+                         text=True).stdout.splitlines()
+    for sock, info in zip(out, out[1:]):
+        if f"pid={pid}," in sock:
+            ms = {k: int(v) for k, v in re.findall(r"\b(lastsnd|lastrcv):(\d+)", info)}
+            return len(ms) == 2 and min(ms.values()) >= quiet_s * 1000
+    return False
 
 
 def down_if_deployed() -> None:

@@ -1,6 +1,5 @@
 """Lab end-to-end: inventory -> NAPALM (emulated IOS over SSH) -> OVS -> traffic -> down -> config equals original."""
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -13,17 +12,13 @@ from harmless.cli import main
 from harmless.errors import OvsError
 from harmless.lab import topology as lab
 from harmless.otc import bridges, flows
+from tests.conftest import wait_for
 
 pytestmark = pytest.mark.lab
 
 
 def wait(cond, timeout=20.0, what="condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
+    wait_for(cond, timeout, what, 0.3)
 
 
 def all_pairs_loss(info, count=3):

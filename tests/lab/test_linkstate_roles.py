@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import wait_for
+from tests.conftest import stays, wait_for
 import yaml
 
 from harmless import deployment
@@ -31,7 +31,7 @@ from harmless import state as st
 from harmless.lab.controller import start_controller
 from harmless.procs import stop as stop_process
 from harmless.lab import topology as lab
-from tests.lab.conftest import make_lab
+from tests.lab.conftest import make_lab, quiet_session
 
 SLAVE_PORT = 6654
 LOG_PORT = 6655
@@ -127,7 +127,8 @@ def test_master_and_slave_controllers_are_visible_and_a_pulled_link_reaches_them
         wait_for(lambda: [e for e in port_events(portlog, 8) if e["live"] and e["reason"] != "DELETE"], 10,
                  "port 8 LIVE at the app")
         assert wait_for(lambda: lab.ping(L.info, 7, 8, count=2) == 0.0, 15, "traffic once port 8 is up")
-        time.sleep(WATCH_INTERVAL + 0.5)           # a further poll: nothing to change
+        stays(lambda: port_events(portlog, 7) == [], WATCH_INTERVAL + 0.5, "no port-status for port 7 (a further "
+              "poll: nothing to change)")
         assert port_events(portlog, 7) == []
         t_pull = time.time()
         subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth, "down"], check=True)
@@ -190,7 +191,8 @@ def test_a_link_change_syslog_from_the_switch_polls_it_at_once(lab2ctl):
     def log(text):
         sender.sendto(f"<187>42: *Nov 24 07:00:00.000: {text}".encode(), ("127.0.0.1", port))
     try:
-        time.sleep(3)                               # the first (scheduled) poll: everything up, nothing to change
+        wait_for(lambda: watch.poll() is not None or quiet_session(watch.pid, L.info["ssh_port"]), 30,
+                 "watch's first (scheduled) poll: everything up, nothing to change")
         assert watch.poll() is None, watch.stderr.read()
         subprocess.run(["ip", "-n", L.info["switch_netns"], "link", "set", veth, "down"], check=True)
         wait_for(lambda: device_link(L, "FastEthernet0/7") == "down", 20, "the lab switch to report Fa0/7 down")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
@@ -16,6 +15,7 @@ import yaml
 from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
+from tests.conftest import tcpdump, wait_for
 from tests.lab.conftest import make_lab
 
 N = 6
@@ -54,10 +54,8 @@ def test_customer_vlans_cross_the_hairpin_intact(lab_qinq):
         "priority=100,in_port=7,dl_vlan=10,actions=output:8\n"
         "priority=100,in_port=7,dl_vlan=20,actions=output:8\n"))
     h7, h8 = L.info["hosts"]["7"], L.info["hosts"]["8"]
-    cap = subprocess.Popen(["ip", "netns", "exec", h8["netns"], "tcpdump", "-i", "eth0", "-e", "-nn", "-l",
-                            "-c", str(2 * N), "vlan"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    cap = tcpdump(h8["netns"], "-i", "eth0", "-e", "-nn", "-l", "-c", str(2 * N), "vlan")
     try:
-        time.sleep(1.0)
         subprocess.run(["ip", "netns", "exec", h7["netns"], sys.executable, "-c", SEND,
                         h7["mac"], h8["mac"], str(N)], check=True, timeout=60)
         out, _ = cap.communicate(timeout=20)
@@ -76,8 +74,6 @@ def test_customer_vlans_cross_the_hairpin_intact(lab_qinq):
                 if f"dl_vlan={vid}" in line:
                     c[vid] = int(line.split("n_packets=")[1].split(",")[0])
         return c
-    end = time.monotonic() + 10
-    while counts() != {10: N, 20: N} and time.monotonic() < end:
-        time.sleep(0.5)
+    wait_for(lambda: counts() == {10: N, 20: N}, 10, f"flow counters of {N} frames per C-VID", 0.5)
     assert counts() == {10: N, 20: N}
     assert orch.down().config_restored

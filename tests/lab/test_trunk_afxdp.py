@@ -6,7 +6,6 @@ attaches AF_XDP (native XDP on veth) and pings hairpin through it; then the trun
 AF_PACKET, says why, leaves that program in place, and traffic still hairpins; ``down`` leaves the program too.
 """
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from harmless import orchestrator as orch
 from harmless import state as st
 from harmless.lab import topology as lab
 from harmless.otc import bridges, trunks
+from tests.conftest import wait_for
 from tests.lab.conftest import make_lab
 
 pytestmark = pytest.mark.lab
@@ -48,15 +48,12 @@ def _trunk_status(info):
 
 def _ping_through_server(info):
     s = deployment.state_ovs(st.load())
-    end = time.monotonic() + 20
-    while time.monotonic() < end and not orch.status(with_device=False).switches[0].controllers[0][
-            "is_connected"]:
-        time.sleep(0.3)
+    wait_for(lambda: orch.status(with_device=False).switches[0].controllers[0]["is_connected"], 20,
+             "the controller connected", 0.3)
     before = bridges.otc_hairpinned_packets(s)
     loss = lab.ping(info, 7, 10, count=3)
-    end = time.monotonic() + 5       # flow counters of the userspace datapath reach OpenFlow with the revalidator
-    while time.monotonic() < end and bridges.otc_hairpinned_packets(s) - before < 6:
-        time.sleep(0.2)
+    # flow counters of the userspace datapath reach OpenFlow with the revalidator
+    wait_for(lambda: bridges.otc_hairpinned_packets(s) - before >= 6, 5, "6 hairpinned packets counted")
     return loss, bridges.otc_hairpinned_packets(s) - before
 
 

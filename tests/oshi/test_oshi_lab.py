@@ -8,7 +8,6 @@ import json
 import os
 import re
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -22,19 +21,10 @@ from harmless.oshi.topology import load_topology, make_plan
 from harmless.otc import bridges
 from harmless.ovs import Ovs
 from harmless.pipelines.oshi.services import ServiceError
-from tests.conftest import require_root_ovs
+from tests.conftest import require_root_ovs, tcpdump, wait_for
 
 pytestmark = [pytest.mark.root, pytest.mark.ovs, pytest.mark.lab]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "oshi-demo.yaml"
-
-
-def wait_for(cond, timeout=5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.2)
-    return cond()
 
 
 class OshiLab:
@@ -109,7 +99,7 @@ def test_ospf_converges_and_controller_sees_the_ring(olab):
     hovs = Ovs(Path(olab.rec["harmless"]["ovs_dir"]), netns=olab.plan.nodes["pe1"].netns)
     before = bridges.otc_hairpinned_packets(hovs)
     assert lab.ping(olab.plan.ces["ce1"].netns, "192.168.3.2", count=3) == 0.0
-    assert wait_for(lambda: bridges.otc_hairpinned_packets(hovs) >= before + 3)
+    assert wait_for(lambda: bridges.otc_hairpinned_packets(hovs) >= before + 3, 5, "3 packets hairpinned")
     # the LME flows are the node's (cookie OSHLME), in pe1's br-of too
     ovs, br = olab.ovs("pe1")
     assert br.startswith("br-of-")
@@ -137,9 +127,7 @@ def test_vll_pw_vss_carry_traffic_and_pw_is_native_eompls(olab):
     ce2_mac = subprocess.run(["ip", "-n", olab.plan.ces["ce2"].netns, "-j", "link", "show", "pw"],
                              capture_output=True, text=True).stdout
     ce2_mac = json.loads(ce2_mac)[0]["address"].replace(":", "")
-    cap = subprocess.Popen(["ip", "netns", "exec", v_ns, "tcpdump", "-c", "1", "-xx", "-nei", hop["u"],
-                            "ether proto 0x8847"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    time.sleep(1.0)
+    cap = tcpdump(v_ns, "-c", "1", "-xx", "-nei", hop["u"], "ether proto 0x8847")
     olab.ping("ce2.pw", "ce3.pw", count=2)
     text, _ = cap.communicate(timeout=10)
     raw = "".join(re.sub(r"\s", "", ln.split(":", 1)[1]) for ln in text.splitlines()
@@ -159,7 +147,7 @@ def test_transit_node_swaps_labels(olab):
     before = demo.table1_packets(ovs, br, cookie)
     assert olab.ping("ce1.vll", "ce3.vll", count=5) == 0.0
     # 5 requests + 5 replies swapped here (datapath flow stats reach the OpenFlow table within about a second)
-    assert wait_for(lambda: demo.table1_packets(ovs, br, cookie) >= before + 10), \
+    assert wait_for(lambda: demo.table1_packets(ovs, br, cookie) >= before + 10, 5, "10 packets swapped"), \
         (before, demo.table1_packets(ovs, br, cookie))
     assert h1["label"] != h2["label"]
     tr = ovs.appctl("ofproto/trace", br, f"in_port={h1['v_port']},dl_type=0x8847,mpls_label={h1['label']},"
@@ -204,10 +192,15 @@ def test_controller_restart_keeps_services_flows_and_labels(olab):
     flows = olab.service_flows(stats=True)
     dur = {n: [float(re.search(r"duration=([\d.]+)s", ln).group(1)) for ln in fl] for n, fl in flows.items()}
     strip = lambda fl: sorted(re.sub(r"duration=[\d.]+s, |n_packets=\d+, |n_bytes=\d+, ", "", ln) for ln in fl)  # noqa: E731
+    log = lab.lab_dir(olab.name) / "controller.log"
+    mark = log.stat().st_size
     secs = lab.restart_controller(olab.name)
     olab.api = lab.api_client(olab.name)
     assert olab.api.services() == before                    # same ids, paths, labels, VBP ports
-    time.sleep(1.0)                                          # the audit runs right after the reconnect
+    # the audit runs right after the reconnect: every node's "audited" (or "restoring ... failed") line
+    wait_for(lambda: len(re.findall(r"node \S+ audited|node \S+: restoring service flows failed",
+                                    log.read_bytes()[mark:].decode(errors="replace"))) >= len(olab.plan.nodes),
+             30, "every node audited after the restart", detail=lambda: log.read_text()[-1500:])
     after = olab.service_flows(stats=True)
     assert {n: strip(fl) for n, fl in after.items()} == {n: strip(fl) for n, fl in flows.items()}
     for n, fl in after.items():                              # not re-added: durations kept running

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import select
 import subprocess
 import time
 
@@ -16,7 +17,7 @@ from harmless.lab import netns
 from harmless.overlay import lab as L
 from harmless.overlay import measure as M
 from harmless.pipelines.edge_overlay import flows as fl
-from tests.conftest import require_root_ovs
+from tests.conftest import require_root_ovs, stays, tcpdump, wait_for
 from tests.overlay.conftest import overlay_lab
 
 pytestmark = [pytest.mark.root, pytest.mark.ovs]
@@ -87,16 +88,15 @@ def test_proxy_arp_nothing_reaches_core(ov):
     r3 = vm(ov, "r3")
     n = L.ns(ov, "r1")
     before = L.status(ov)["arp"]
-    cap = subprocess.Popen(["ip", "netns", "exec", L.ns(ov, "core"), "tcpdump", "-i", "s1", "-n", "-l", "-p", "-U",
-                            "arp or ether dst ff:ff:ff:ff:ff:ff and not ether proto 0x88b5"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    cap = tcpdump(L.ns(ov, "core"), "-i", "s1", "-n", "-l", "-p", "-U",
+                  "arp or ether dst ff:ff:ff:ff:ff:ff and not ether proto 0x88b5")
     try:
-        time.sleep(1.0)
         netns.run_in(n, "ip", "neigh", "flush", "dev", "eth0", check=True)
         assert M.ping(ov, "r1", r3.address, count=2)[1] == 2
         assert M.ping(ov, "r1", "10.0.0.4", count=1, wait_s=1)[1] == 0        # blue-only IP
+        # a frame still on its way to the core would be printed within this window (-U: written per packet)
+        stays(lambda: not select.select([cap.stdout], [], [], 0)[0], 0.3, "no ARP or broadcast at the core")
     finally:
-        time.sleep(0.3)
         cap.send_signal(2)
         core_frames = cap.communicate(timeout=10)[0]
     neigh = netns.run_in(n, "ip", "neigh", "show", r3.address, check=True).stdout
@@ -143,13 +143,10 @@ def test_migration_by_port_status(ov):
 
 def converged_ping(ov: str, vm: str, ip: str, within_s: float = 20) -> bool:
     """True once two pings from ``vm`` to ``ip`` both come back (tried until ``within_s`` seconds have passed)."""
-    deadline = time.monotonic() + within_s
-    while True:
-        if M.ping(ov, vm, ip, count=2, wait_s=3)[1] == 2:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.5)
+    try:
+        return wait_for(lambda: M.ping(ov, vm, ip, count=2, wait_s=3)[1] == 2, within_s, f"{vm} -> {ip}", 0.5)
+    except AssertionError:
+        return False
 
 
 def test_vm_add_remove_cli(ov):
@@ -158,9 +155,7 @@ def test_vm_add_remove_cli(ov):
     r = run.invoke(main, ["overlay", "vm", "add", "r4", "--tenant", "red", "--mac", "52:54:00:11:00:04",
                           "--ip", "10.0.0.4/24", "--server", "s3", "--name", ov, "--json"])
     assert r.exit_code == 0, r.output
-    deadline = time.monotonic() + 30
-    while "r4" not in L.status(ov).get("vids", {}).get("s3", {}) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_for(lambda: "r4" in L.status(ov).get("vids", {}).get("s3", {}), 30, "r4's VID on s3")
     # the controller installs r4's flows on every red server after the VID shows: converge, then both answer
     assert converged_ping(ov, "r1", "10.0.0.4")                      # red now has 10.0.0.4 too ...
     assert M.ping(ov, "b1", "10.0.0.4", count=2, wait_s=3)[1] == 2  # ... and blue's b4 still answers blue
@@ -171,9 +166,7 @@ def test_vm_add_remove_cli(ov):
     assert bad.exit_code == 2 and "mac" in bad.output
     r = run.invoke(main, ["overlay", "vm", "remove", "r4", "--name", ov, "--json"])
     assert r.exit_code == 0, r.output
-    deadline = time.monotonic() + 30
-    while "r4" in L.status(ov).get("vids", {}).get("s3", {}) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_for(lambda: "r4" not in L.status(ov).get("vids", {}).get("s3", {}), 30, "r4's VID on s3 released")
     assert "r4" not in L.status(ov)["vids"].get("s3", {}) and "r4" not in L.status(ov)["where"]
     assert "52:54:00:11:00:04" not in L.server_ovs(ov, "s1").ofctl("-O", "OpenFlow13", "dump-flows", L.BRIDGE)
 
@@ -189,7 +182,10 @@ def test_restart_audit(ov):
     o.ofctl("-O", "OpenFlow13", "del-flows", L.BRIDGE, f"cookie={victim}/-1")
     stale = fl.COOKIE_BASE | 0xDEAD
     o.ofctl("-O", "OpenFlow13", "add-flow", L.BRIDGE, f"cookie={stale:#x},priority=250,in_port=1,actions=drop")
-    time.sleep(1.1)
+    # every flow present before the restart at least 1 s old: one the audit re-installed would show (duration < 1 s)
+    wait_for(lambda: all(float(d) >= 1.0 for d in re.findall(r"duration=([\d.]+)s",
+                                                             o.ofctl("-O", "OpenFlow13", "dump-flows", L.BRIDGE))),
+             10, "every flow on s2 at least 1 s old")
     t0 = time.time()
     L.start_controller(ov)
     st = L.wait_audited(ov, 60, since=t0)

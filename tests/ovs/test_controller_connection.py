@@ -25,7 +25,7 @@ from harmless.otc import bridges
 from harmless.otc import controllers as cs
 from harmless.ovs import Ovs
 from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
-from tests.conftest import require_root_ovs
+from tests.conftest import require_root_ovs, wait_for
 
 TRUNK = "trk0"
 APP = str(Path(__file__).with_name("connect_times_app.py"))
@@ -88,13 +88,8 @@ def tls_controller(env, port: int, ca_certs: str, log: str):
 
 
 def wait_log(path: Path, pattern: str, timeout: float) -> re.Match:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        m = re.search(pattern, path.read_text() if path.exists() else "")
-        if m:
-            return m
-        time.sleep(0.2)
-    raise AssertionError(f"{pattern!r} not in {path} within {timeout} s: {path.read_text()[-1500:]}")
+    return wait_for(lambda: re.search(pattern, path.read_text() if path.exists() else ""), timeout,
+                    f"{pattern!r} in {path}", detail=lambda: path.read_text()[-1500:])
 
 
 def test_mutual_tls_with_osken_connects(env):
@@ -168,7 +163,7 @@ while True:
         socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.2).close()
         break
     except OSError:
-        time.sleep(0.005)
+        time.sleep(0.005)   # the measurement's resolution: when the port listens again, to 5 ms
 print(f"{time.time():.6f}", flush=True)
 """
 
@@ -201,7 +196,7 @@ def test_reconnect_time_after_a_controller_restart(env):
         for rnd, down in enumerate(DOWN_S, start=1):
             time.sleep(3)                     # a connection that lived a while (OVS resets its backoff then)
             stop_process(ctl)
-            time.sleep(down)
+            time.sleep(down)                  # the behaviour under test: the controller down `down` seconds
             poll = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", POLL, str(port)],
                                     stdout=subprocess.PIPE, text=True)
             log = env["dir"] / f"reconnect-{rnd}.log"

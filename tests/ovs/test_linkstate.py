@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -20,13 +19,15 @@ import pytest
 from harmless.otc import bridges
 from harmless.ovs import Ovs
 from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
-from tests.conftest import require_root_ovs
+from tests.conftest import require_root_ovs, stays, wait_for
 
 TRUNK, FAR = "trk0", "trk0-far"
 CTL_PORT = 6653          # inside the test's own namespace
 APP = Path(__file__).resolve().parents[1] / "apps" / "portlog.py"
 MAC7, MAC10 = "02:00:00:00:00:07", "02:00:00:00:00:0a"
 COOKIE = 0x77
+#: how long an exchange captures at most (s): all frames back end it sooner; none may come back meanwhile when held down
+EXCHANGE_S = 3.0
 
 
 def make_plan():
@@ -47,13 +48,10 @@ class Env:
         return [json.loads(x) for x in self.log.read_text().splitlines()[since:]]
 
     def wait_events(self, since, pred, what, timeout=15):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            evs = [e for e in self.events(since) if e["ev"] == "port_status" and e["port"] == 7]
-            if pred(evs):
-                return evs
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what}; controller got {self.events(since)}")
+        def evs():
+            got = [e for e in self.events(since) if e["ev"] == "port_status" and e["port"] == 7]
+            return got if pred(got) else None
+        return wait_for(evs, timeout, what, 0.1, detail=lambda: f"controller got {self.events(since)}")
 
     def desc7(self):
         return bridges.parse_ports_desc(self.ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", "br-of-sw1"))[7]
@@ -63,16 +61,28 @@ class Env:
 
     def exchange(self, vid_in, vid_out, n=5):
         """Send ``n`` frames with VID ``vid_in`` into the trunk from the legacy side; count those coming back with
-        ``vid_out`` (the hairpin through br-of)."""
+        ``vid_out`` (the hairpin through br-of): the capture waits for the ``n``-th (at most :data:`EXCHANGE_S` s
+        after sending: the window in which none may come back when the port is held down), then 0.5 s more in
+        which an extra copy would show."""
         code = f"""
-import time
+import threading
 from scapy.all import AsyncSniffer, Dot1Q, Ether, IP, UDP, sendp
-s = AsyncSniffer(iface="{FAR}", lfilter=lambda p: Dot1Q in p and p[Dot1Q].vlan == {vid_out})
-s.start(); time.sleep(0.5)
+on, all_back, extra, seen = threading.Event(), threading.Event(), threading.Event(), []
+def count(p):
+    seen.append(p)
+    if len(seen) >= {n}:
+        all_back.set()
+    if len(seen) > {n}:
+        extra.set()
+s = AsyncSniffer(iface="{FAR}", lfilter=lambda p: Dot1Q in p and p[Dot1Q].vlan == {vid_out}, prn=count,
+                 started_callback=on.set)
+s.start(); assert on.wait(30), "capture did not start"
 src, dst = ("{MAC7}", "{MAC10}") if {vid_in} == 107 else ("{MAC10}", "{MAC7}")
 sendp([Ether(src=src, dst=dst) / Dot1Q(vlan={vid_in}) / IP(src="198.18.0.1", dst="198.18.0.2") / UDP()] * {n},
       iface="{FAR}", verbose=False)
-time.sleep(1.0); print(len(s.stop()))
+all_back.wait({EXCHANGE_S})
+extra.wait(0.5)                 # the window for an extra copy (more than n back is a failure too): ends at one
+print(len(s.stop()))
 """
         p = subprocess.run(["ip", "netns", "exec", self.ovs.netns, sys.executable, "-c", code], capture_output=True,
                            text=True, timeout=60)
@@ -111,11 +121,9 @@ def env(tmp_path_factory):
         plan = make_plan()
         bridges.apply(o, plan)
         e = Env(o, log, plan)
-        end = time.monotonic() + 60
-        while not any(x["ev"] == "port_desc" for x in e.events()):
-            assert ctl.poll() is None, (tmp / "osken.log").read_text()
-            assert time.monotonic() < end, "os-ken app never saw br-of connect"
-            time.sleep(0.2)
+        wait_for(lambda: ctl.poll() is not None or any(x["ev"] == "port_desc" for x in e.events()), 60,
+                 "os-ken app to see br-of connect")
+        assert ctl.poll() is None, (tmp / "osken.log").read_text()
         # the controller's pipeline (as a controller would install it): 7 <-> 10, asking for flow-removed
         for a, b in ((7, 10), (10, 7)):
             o.ofctl("-O", "OpenFlow13", "add-flow", "br-of-sw1",
@@ -168,7 +176,7 @@ def test_link_down_reaches_the_controller_as_link_down_and_nothing_passes(env):
     bridges.apply(o, env.plan)
     assert bridges.verify(o, env.plan) == []
     assert env.desc7()["state"] == {"LINK_DOWN"}
-    time.sleep(0.5)
+    stays(lambda: [x for x in env.events(mark) if x["ev"] == "port_status"] == [], 0.5, "no port-status")
     assert [x for x in env.events(mark) if x["ev"] == "port_status"] == []
 
     bridges.set_link(o, sp, 7, up=True)
@@ -290,13 +298,8 @@ def test_faucet_takes_the_port_down_and_up(env, tmp_path):
         return found[-1] if found else None
 
     def wait(cond, what, timeout=30):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if cond():
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what}; faucet log tail: "
-                             f"{log.read_text()[-1500:] if log.exists() else '(none)'}")
+        wait_for(cond, timeout, what, 0.1,
+                 detail=lambda: f"faucet log tail: {log.read_text()[-1500:] if log.exists() else '(none)'}")
 
     try:
         bridges.apply(o, two)
@@ -304,7 +307,8 @@ def test_faucet_takes_the_port_down_and_up(env, tmp_path):
         bridges.set_link(o, sp, 7, up=False)
         wait(lambda: port_status().get(7) == 0.0, "Faucet port_status 0")
         wait(lambda: faucet_view() == "down", "Faucet to take port 7 down")
-        time.sleep(1.0)
+        stays(lambda: faucet_view() == "down" and port_status().get(7) == 0.0 and port_status().get(10) == 1.0,
+              1.0, "port 7 down and port 10 up at Faucet", 0.2)
         assert faucet_view() == "down" and port_status().get(7) == 0.0 and port_status().get(10) == 1.0
         bridges.set_link(o, sp, 7, up=True)
         wait(lambda: port_status().get(7) == 1.0 and faucet_view() == "up", "Faucet to see port 7 up again")

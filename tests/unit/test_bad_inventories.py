@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from harmless.cli import main
 from harmless.errors import InputError
 from harmless.inventory import MAX_INVENTORY_BYTES, load_inventory, parse_inventory
+from tests.conftest import wait_for
 
 CORPUS = Path(__file__).parent / "bad_inventories"
 FILES = sorted(CORPUS.glob("*.yaml"))
@@ -177,9 +178,7 @@ def test_control_a_valid_inventory_does_contact_the_listener(listener, tmp_path)
     before = listener.count
     code, out, err = run_cli(["plan", "-i", str(inv)], tmp_path / "state")
     assert code == 1, err                                # the listener is no SSH server
-    deadline = time.monotonic() + 5
-    while listener.count == before and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: listener.count > before, 5, "a connection to the listener", 0.05)
     assert listener.count > before
     assert PASSWORD not in err + out
 

@@ -5,13 +5,13 @@ import json
 import multiprocessing
 import os
 import signal
-import time
 
 import pytest
 
 from harmless import journal
 from harmless import state as st
 from harmless.errors import HarmlessError
+from tests.conftest import wait_for
 
 
 def test_journal_records_are_on_disk_before_the_step_and_closing_archives(state_dir):
@@ -43,7 +43,7 @@ def test_a_pending_signal_stops_forward_steps_but_never_undo_steps(state_dir):
     j = journal.Journal("up")
     with journal.interruptible(lambda m: None):
         os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.05)
+        wait_for(journal.interrupted, 5, "the SIGINT to reach the handler", interval=0.01)
         assert journal.interrupted()
         with pytest.raises(journal.Interrupted) as e:
             j.record("device.commit", switch="sw1")

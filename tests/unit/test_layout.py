@@ -19,7 +19,6 @@ import tomllib
 from pathlib import Path
 
 import networkx as nx
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,14 +7,14 @@ import sys
 import time
 
 from harmless.procs import alive, wait_gone
+from tests.conftest import wait_for
 
 
 def test_zombie_is_gone_but_kill_0_still_sees_it():
     p = subprocess.Popen([sys.executable, "-c", "pass"])
     try:
-        deadline = time.monotonic() + 10
-        while alive(p.pid) and time.monotonic() < deadline:   # exited, not reaped: a zombie of this process
-            time.sleep(0.02)
+        # exited, not reaped: a zombie of this process
+        wait_for(lambda: not alive(p.pid), 10, "the child to exit (a zombie)", 0.02)
         assert not alive(p.pid)
         os.kill(p.pid, 0)                                     # what the old check asked: still "there"
         assert wait_gone(p.pid, timeout=1, kill=False)
@@ -24,7 +24,7 @@ def test_zombie_is_gone_but_kill_0_still_sees_it():
 
 
 def test_running_process_is_alive_and_killed_after_the_timeout():
-    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])   # a process that stays (the case)
     try:
         assert alive(p.pid)
         assert not wait_gone(p.pid, timeout=0.3)              # did not go by itself: SIGKILLed
@@ -47,7 +47,7 @@ def test_run_raises_the_callers_error_with_what_failed_and_the_fix():
     with pytest.raises(OvsError, match="command not found"):
         run(["no-such-program-harmless"], error=OvsError)
     with pytest.raises(OvsError, match="timed out after 0.2 s"):
-        run([sys.executable, "-c", "import time; time.sleep(5)"], timeout=0.2, error=OvsError)
+        run([sys.executable, "-c", "import time; time.sleep(5)"], timeout=0.2, error=OvsError)   # outlives timeout
 
 
 def test_run_in_a_namespace_prefixes_ip_netns_exec():
