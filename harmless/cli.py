@@ -344,10 +344,7 @@ def watch(interval, once, as_json, syslog):
 
     def event(ev):
         if as_json:
-            click.echo(json.dumps({"switch": ev.switch, "interface": ev.interface, "ofport": ev.ofport,
-                                   "link": ev.link, "device_state": ev.device_state,
-                                   "detected_at": round(ev.detected_at, 3), "applied_at": round(ev.applied_at, 3)}),
-                       nl=True)
+            click.echo(json.dumps(ev.model_dump(mode="json")), nl=True)   # the typed event (times rounded to ms)
             sys.stdout.flush()
         else:
             out.print(f"{ev.switch} {ev.interface} (OpenFlow port {ev.ofport}): link {ev.link} "
