@@ -6,7 +6,7 @@ Layer: above the plan (a result carries a :class:`harmless.plan.Plan`), below th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
@@ -31,6 +31,21 @@ class PlanResult:
 
 class _Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class OmitWhenNone(BaseModel):
+    """Base of a result whose fields named in ``OMIT_WHEN_NONE`` are left out of its dump while None (keys that
+    ``--json`` printed only when they had a value, e.g. ``error``)."""
+
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler) -> dict:
+        d = handler(self)
+        for key in self.OMIT_WHEN_NONE:
+            if d.get(key) is None:
+                d.pop(key, None)
+        return d
 
 
 class SwitchUp(_Result):
@@ -127,7 +142,7 @@ class PortStatus(_Result):
     qos: dict | None = None
 
 
-class SwitchStatus(_Result):
+class SwitchStatus(OmitWhenNone, _Result):
     """One deployed switch in ``harmless status``: its br-of, ports, controllers (as
     :func:`harmless.otc.bridges.port_status` reports them) and trunks; ``error`` when OVS could not be read."""
 
@@ -138,13 +153,7 @@ class SwitchStatus(_Result):
     controllers: list[dict]
     trunks: dict[str, dict]
     error: str | None = None
-
-    @model_serializer(mode="wrap")
-    def _no_empty_error(self, handler) -> dict:
-        d = handler(self)
-        if d.get("error") is None:
-            d.pop("error", None)
-        return d
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("error",)
 
 
 class StatusReport(_Result):

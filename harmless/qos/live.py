@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, replace
-from typing import Callable, Literal
+from typing import Callable, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harmless import journal
 from harmless import state as st
@@ -32,6 +32,7 @@ from harmless.otc import bridges
 from harmless.otc import qos as qos_side
 from harmless.plan import Plan, SwitchPlan
 from harmless.qos.deploy import qos_dict as _asdict
+from harmless.results import OmitWhenNone
 from harmless.qos.model import KERNEL_QDISC_TRUNKS, PortQos, QosSettings, trunk_problem
 from harmless.state import DeploymentState
 
@@ -104,7 +105,7 @@ def _check_enforceable(sp: SwitchPlan, k: int, q: PortQos | None, scheduler_give
                          f"{others.pop()} (one scheduler per trunk)", "use the same --scheduler")
 
 
-class QosChange(BaseModel):
+class QosChange(OmitWhenNone):
     """One port's live QoS change (``harmless qos set``/``clear``; ``--json`` prints :meth:`model_dump` with
     ``mode="json"``).
 
@@ -128,13 +129,7 @@ class QosChange(BaseModel):
     to: dict | None
     dry_run: bool
     apply_ms: float | None = None
-
-    @model_serializer(mode="wrap")
-    def _no_apply_ms_on_dry_run(self, handler) -> dict:
-        d = handler(self)
-        if d.get("apply_ms") is None:
-            d.pop("apply_ms", None)
-        return d
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("apply_ms",)    # not measured on a dry run
 
 
 def _change(switch: str, interface: str, make: Callable[[PortQos | None], PortQos | None], scheduler_given: bool,
@@ -311,7 +306,7 @@ class QosPortView(BaseModel):
     queue: dict | None
 
 
-class QosShow(BaseModel):
+class QosShow(OmitWhenNone):
     """``harmless qos show``: ``deployed``, the ports, and ``error`` (only in the dump when OVS could not be read)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -319,13 +314,7 @@ class QosShow(BaseModel):
     deployed: bool
     ports: list[QosPortView] = Field(default_factory=list)
     error: str | None = None
-
-    @model_serializer(mode="wrap")
-    def _no_empty_error(self, handler) -> dict:
-        d = handler(self)
-        if d.get("error") is None:
-            d.pop("error", None)
-        return d
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("error",)
 
 
 def show(with_counters: bool = True) -> QosShow:
