@@ -25,6 +25,7 @@ the first connection OVS retries after 1, 2, 4, 8, 8, ... s whatever ``max_backo
 from __future__ import annotations
 
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -253,10 +254,24 @@ def why_not_connected(ovs: Ovs, rows: list[dict], since: float | None = None, br
         err = r["last_error"] or (rconn_error(ovs, bridge, r["target"]) if bridge else None)
         parts.append(f"{r['target']}: {err or r['state'] or 'no answer'}")
     if any(r["target"].startswith("ssl:") and not r["is_connected"] for r in rows):
-        lines = tls_log_lines(ovs, 1, since)
-        if lines:
-            parts.append("TLS: " + lines[-1].split("|", 4)[-1].strip())
+        line = telling_tls_line(tls_log_lines(ovs, TLS_LINES_READ, since))
+        if line:
+            parts.append("TLS: " + line.split("|", 4)[-1].strip())
     return "; ".join(parts)
+
+
+#: how many recent TLS log lines :func:`why_not_connected` looks through for the reason
+TLS_LINES_READ = 20
+#: words of a TLS log line that says *why* a handshake failed (a certificate, the peer's alert), as opposed to the
+#: transport errors around it (``SSL_write: system error (Connection reset by peer)``, written when the peer closes
+#: after its alert, sometimes after the alert's own line)
+TLS_REASON = re.compile(r"certificate|alert|verify|unknown ca|handshake", re.I)
+
+
+def telling_tls_line(lines: list[str]) -> str | None:
+    """The newest of ``lines`` (TLS log lines, oldest first) that names a reason (:data:`TLS_REASON`), else the
+    newest line, or None for no lines. Pure."""
+    return next((ln for ln in reversed(lines) if TLS_REASON.search(ln.split("|", 4)[-1])), lines[-1] if lines else None)
 
 
 # ----------------------------------------------------------------------------- waiting

@@ -217,3 +217,11 @@ def test_log_diagnosis_since_the_last_start(tmp_path):
     assert cs.why_not_connected(ovs, rows) == ("ssl:127.0.0.1:6644: Protocol error; TLS: SSL_connect: "
                                                "error:0A000086:SSL routines::certificate verify failed")
     assert cs.tls_log_lines(SimpleNamespace(logdir=tmp_path / "missing"), 3) == []
+
+
+def test_the_tls_reason_is_the_newest_line_that_names_one_not_a_reset_after_the_alert():
+    alert = "2026-11-24T06:10:03.000Z|00068|stream_ssl|WARN|SSL_read: error:0A000418:SSL routines::tlsv1 alert unknown ca"
+    reset = "2026-11-24T06:10:03.001Z|00069|stream_ssl|WARN|SSL_write: system error (Connection reset by peer)"
+    assert cs.telling_tls_line([alert, reset]) == alert
+    assert cs.telling_tls_line([reset]) == reset
+    assert cs.telling_tls_line([]) is None
