@@ -80,7 +80,7 @@ def run_demo(progress=lambda m: None, lab_name: str = "demo", hosts: tuple[int, 
         progress("pinging again after down (back on the legacy switch)")
         summary["ping_loss_after_down_pct"], _ = _all_pairs_loss(info, 1)
     finally:
-        _cleanup(deployed, ctl, lab_name, progress)
+        cleanup(deployed, ctl, lab_name, progress)
     summary["seconds"] = round(time.monotonic() - t0, 1)
     summary["ok"] = (summary.get("ping_loss_pct") == 0.0 and summary.get("hairpinned_packets", 0) > 0
                      and summary.get("config_restored") is True)
@@ -123,8 +123,9 @@ def _trace(ovs, sp) -> str:
     return next((ln.split(":", 1)[1].strip() for ln in trace.splitlines() if ln.startswith("Datapath actions")), "")
 
 
-def _cleanup(deployed: bool, ctl, lab_name: str, progress) -> None:
-    """Undo whatever is still up: the deployment (``harmless down``), the controller, the lab."""
+def cleanup(deployed: bool, ctl, lab_name: str, progress) -> None:
+    """Undo whatever a lab demo still has up: the deployment (``harmless down``, errors reported through
+    ``progress``), the controller process ``ctl`` (None: none), the lab ``lab_name``. Used by the demo and the QoS demo."""
     if deployed:
         try:
             orch.down(progress)

@@ -26,6 +26,7 @@ import yaml
 
 from harmless import orchestrator as orch
 from harmless import state as st
+from harmless.demo import cleanup
 from harmless.deployment import state_ovs
 from harmless.errors import HarmlessError, InputError
 from harmless.lab import topology as lab
@@ -125,13 +126,7 @@ def run(seconds: int = 10, name: str = "qosd", progress=lambda m: None) -> dict:
         r["config_restored"] = down.config_restored
     finally:
         stop(srv)
-        if deployed:
-            try:
-                orch.down(progress)
-            except HarmlessError as e:
-                progress(f"cleanup: harmless down failed: {e}")
-        stop(ctl)
-        lab.lab_down(name)
+        cleanup(deployed, ctl, name, progress)
     r["within_bounds"] = _bounds(r)
     r["ok"] = all(v is not False for v in r["within_bounds"].values()) and r.get("config_restored") is True
     r["seconds"] = round(time.monotonic() - t0, 1)
