@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.models import parse_model
+from harmless.switch_drivers.ownership import ConfigSyntax, syntax_for
 
 if TYPE_CHECKING:
     from harmless.switch_drivers.portmodel import SwitchModel
@@ -222,6 +223,19 @@ class SwitchDriver(abc.ABC):
             ValueError: the running config does not parse (message says where).
         """
         return parse_model(self.port_model_syntax or self.name, self.running_config())
+
+    def config_syntax(self) -> ConfigSyntax:
+        """How this device's running config splits into objects (:mod:`.ownership`: what HARMLESS owns, the merge of
+        ``down``). Raises KeyError when the driver has none."""
+        return syntax_for(self.port_model_syntax or self.name)
+
+    def ports_of(self, config_text: str) -> dict[str, PortVlanState]:
+        """Per-port 802.1Q state of a config text (pure; what the device would report with that config).
+
+        Raises:
+            NotImplementedError: the driver cannot parse it.
+        """
+        raise NotImplementedError
 
     def link_states(self) -> dict[str, str]:
         """Operational state per interface: ``{name: "up" | "down" | "admin-down"}``."""

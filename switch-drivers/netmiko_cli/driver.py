@@ -152,6 +152,10 @@ class NetmikoCliDriver(SwitchDriver):
         return DeviceFacts(hostname=prompt, model="", os_version="", interfaces=tuple(ports),
                            vlans=self.dialect.vlans(running), ports=ports, port_model=model)
 
+    def ports_of(self, config_text: str):
+        """The dialect's per-port state of a config text (pure)."""
+        return self.dialect.port_states(config_text)
+
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """The dialect's render, with the running config read by the last :meth:`facts` as ``current``.
 
