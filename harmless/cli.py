@@ -87,6 +87,9 @@ def _print_plan(res) -> None:
                 out.print(f"note: {p.interface} keeps {k} on the switch: {KEEP_CONSEQUENCE[k]}", highlight=False,
                           markup=False)
         out.print(f"controllers: {', '.join(sp.controllers) or '(none: br-of stays fail-secure, no flows)'}")
+        if getattr(res, "reverts", {}).get(sp.name):
+            out.print(f"given back first (no longer in the plan): {', '.join(res.reverts[sp.name])}",
+                      highlight=False, markup=False)
         diff = res.diffs.get(sp.name, "")
         out.print(f"[bold]switch config diff for {sp.name}[/bold]" + ("" if diff else ": (none, already configured)"))
         if diff:
@@ -193,31 +196,99 @@ def _print_up(r, n: int) -> None:
 def _print_down(r) -> None:
     """What ``harmless down`` did (an :class:`harmless.results.DownResult`), for people."""
     for name, ok in r.restored.items():
-        out.print(f"{name}: running config " + ("[green]equals the saved original[/green]" if ok else
-                                                 "[red]differs from the saved original[/red]")
-                  + ("" if r.ports_restored.get(name) else "; every port has its original mode and VLANs"))
+        kept = r.kept.get(name, [])
+        what = f"the original + {len(kept)} change(s) kept" if kept else "the saved original"
+        out.print(f"{name}: running config " + (f"[green]equals {what}[/green]" if ok else
+                                                 f"[red]differs from {what}[/red]")
+                  + ("" if r.ports_restored.get(name) else "; every port has its original mode and VLANs"),
+                  highlight=False)
+        if kept:
+            out.print(f"  kept (changed since up, not HARMLESS's): {', '.join(kept)}", highlight=False, markup=False)
+        if r.discarded.get(name):
+            out.print(f"  discarded (--discard-changes): {', '.join(r.discarded[name])}", highlight=False,
+                      markup=False)
     out.print("; ".join(dict.fromkeys(r.server or ["no bridges were left"])))
 
 
+def _print_revert(rv) -> None:
+    """One switch of ``down --dry-run`` or of a conflict (a :class:`harmless.ownership.SwitchRevert`), plainly."""
+    how = {"merge": "its original with the changes made since up kept", "exact": "its original exactly (HARMLESS "
+           "has no record of what it wrote there)", "discard": "its original exactly (--discard-changes)"}[rv.mode]
+    out.print(f"[bold]{rv.switch}[/bold]: gets back {how}" + (" = the original byte for byte" if rv.equals_original
+                                                                and rv.mode == "merge" else ""), highlight=False)
+    for title, items in (("reverted (HARMLESS's)", rv.reverted), ("kept (the operator's)", rv.kept),
+                         ("discarded (the operator's, lost)", rv.discarded)):
+        if items:
+            out.print(f"  {title}: {', '.join(c.label for c in items)}", highlight=False, markup=False)
+    for c in rv.conflicts:
+        out.print(f"  [red]conflict[/red] {escape(c.label)}: changed by hand since up", highlight=False)
+        for tag, lines in (("before HARMLESS", c.original), ("HARMLESS left", c.harmless), ("device now", c.now)):
+            out.print(f"    {tag}: " + (" | ".join(x.strip() for x in lines) if lines else "(absent)"),
+                      highlight=False, markup=False)
+    if rv.diff:
+        out.print(rv.diff, highlight=False, markup=False)
+
+
+def _print_preview(p) -> None:
+    """``harmless down --dry-run`` (a :class:`harmless.results.DownPreview`), for people."""
+    if p.unfinished_journal:
+        out.print(f"would finish {p.unfinished_journal}", highlight=False)
+    for rv in p.switches.values():
+        _print_revert(rv)
+    for name, why in p.unreachable.items():
+        out.print(f"[red]{name}[/red]: cannot be read ({escape(why)})", highlight=False)
+    out.print("server: would remove " + (", ".join(p.bridges) or "no bridge (none left)")
+              + (f"; would stop HARMLESS's Open vSwitch in {', '.join(p.stop_ovs)}" if p.stop_ovs else ""),
+              highlight=False)
+    if p.blocked:
+        out.print("[red]down would stop[/red]: the operator changed what HARMLESS owns (conflicts above); keep the "
+                  "change by editing it back, or run harmless down --discard-changes", highlight=False)
+    out.print("nothing was changed (--dry-run)")
+
+
 @main.command()
+@click.option("--dry-run", is_flag=True,
+              help="show per switch what would be given back (HARMLESS's objects reverted, the operator's changes "
+                   "kept, conflicts) and which bridges would be removed; change nothing")
+@click.option("--discard-changes", is_flag=True,
+              help="give every switch its original exactly, also where the operator changed a migrated port, a "
+                   "HARMLESS VLAN or the trunk (every change made since up is lost)")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @handle_errors
-def down(as_json):
-    """Restore every switch's exact original configuration and remove the bridges.
+def down(dry_run, discard_changes, as_json):
+    """Give every switch back its original configuration, keep what the operator changed since, remove the bridges.
+
+    HARMLESS owns only what it wrote (the migrated ports, its VLANs, the trunk): down reverts exactly those and keeps
+    every change made by hand since up elsewhere (a new VLAN, a description, an unmigrated port, an ACL). Without
+    such changes the device ends byte for byte as its original. A change by hand to what HARMLESS owns stops down
+    before anything changes (exit 5), with the lines shown: edit it back and retry, or use --discard-changes.
 
     Works from whatever is left: the state, the journal of an interrupted up/down (Ctrl-C, kill, power loss), and
-    the retained original backups (so a lost or corrupt state file loses nothing). Each device must equal its
-    original byte for byte before the bridges are removed and HARMLESS's private Open vSwitch is stopped.
+    the retained original backups (so a lost or corrupt state file loses nothing). Each device is proven equal to its
+    target line by line before the bridges are removed and HARMLESS's private Open vSwitch is stopped.
     """
     _need_root()
     from harmless import orchestrator
     from harmless import state as st
+    from harmless.ownership import DriftConflict
+    if dry_run:
+        p = orchestrator.down_preview(_progress(as_json), discard_changes=discard_changes)
+        click.echo(json.dumps(p.model_dump(mode="json"))) if as_json else _print_preview(p)
+        return
     try:
         n = len(s.switches) if (s := st.load()) else 0
     except st.StateError:
         n = 0
-    with _fleet_bar(n, as_json, "harmless down") as on_switch:
-        r = orchestrator.down(_progress(as_json), on_switch=on_switch)
+    try:
+        with _fleet_bar(n, as_json, "harmless down") as on_switch:
+            r = orchestrator.down(_progress(as_json), on_switch=on_switch, discard_changes=discard_changes)
+    except DriftConflict as e:
+        if as_json:
+            click.echo(json.dumps({"conflicts": {rv.switch: rv.model_dump(mode="json") for rv in e.reverts}}))
+        else:
+            for rv in e.reverts:
+                _print_revert(rv)
+        raise
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     else:

@@ -85,9 +85,14 @@ class DriftConflict(HarmlessError):
     def __init__(self, reverts: list[SwitchRevert], command: str = "harmless down"):
         self.reverts = reverts
         what = "; ".join(f"{r.switch}: " + ", ".join(c.label for c in r.conflicts) for r in reverts if r.conflicts)
-        fix = ("keep your change: edit the object back to what HARMLESS left (or remove it from the inventory and run "
-               "harmless up) and retry; or run harmless down --discard-changes to restore the original exactly "
-               "(your later changes are lost); harmless down --dry-run shows the lines")
+        if command == "harmless up":
+            fix = ("these objects leave HARMLESS with this inventory but were changed by hand since the last up: "
+                   "to keep the change, put the port back into the inventory (or edit the object back to what "
+                   "HARMLESS left) and retry; harmless down --dry-run shows the lines")
+        else:
+            fix = ("to keep your change, edit the object back to what HARMLESS left and retry; or run harmless down "
+                   "--discard-changes to restore the original exactly (every change made since up is lost); "
+                   "harmless down --dry-run shows the lines")
         super().__init__(command, f"the operator changed what HARMLESS owns ({what}); nothing was changed", fix)
 
 
@@ -169,7 +174,8 @@ def plan_down(switch: str, o: st.Ownership | None, syntax: ConfigSyntax, origina
     mine = [k for k in changed if k in owned or r.mode == "exact"]
     r.reverted = _changes(syntax, now_u, target_u, mine)
     r.discarded = _changes(syntax, now_u, target_u, [k for k in changed if k not in mine])
-    r.kept = _changes(syntax, orig_u, target_u, changed_keys(orig_u, target_u))
+    clash = {c.key for c in m.conflicts}
+    r.kept = _changes(syntax, orig_u, target_u, [k for k in changed_keys(orig_u, target_u) if k not in clash])
     r.diff = object_diff(syntax, now_u, target_u)
     return r
 
@@ -181,6 +187,20 @@ def plan_revert(o: st.Ownership, now: str, keys: list[str]) -> tuple[str, Merged
     owned = owned_of(o)
     m = three_way([owned[k] for k in keys if k in owned], syntax.units(now))
     return (syntax.assemble(now, m.replace) if m.replace else now), m
+
+
+def revert_conflicts(switch: str, o: st.Ownership, now: str, keys: list[str]) -> SwitchRevert | None:
+    """The objects ``keys`` an incremental ``up`` gives back that the operator changed (None: none). Pure."""
+    _text, m = plan_revert(o, now, keys)
+    if not m.conflicts:
+        return None
+    return SwitchRevert(switch=switch, mode="merge", original="", conflicts=_conflicts(syntax_for(o.syntax), m))
+
+
+def labels(o: st.Ownership | None, keys: list[str]) -> list[str]:
+    """How the owned objects ``keys`` are named to people."""
+    by_key = {x.key: x.label for x in (o.objects if o else ())}
+    return [by_key.get(k, k) for k in keys]
 
 
 def unproven(syntax: ConfigSyntax, target: str, running: str) -> list[str]:
