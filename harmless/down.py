@@ -196,16 +196,20 @@ class DownRun:
         self.targets: dict[str, tuple[Switch, dict]] = {}
         self.owned: dict[str, st.Ownership] = {}
         self.prerun: dict[str, dict] = {}
+        self.sessions: dict[str, SwitchDriver] = {}      # open driver sessions, from check to restore
         self.ovss: list[Ovs] = []
         self.names: list[str] = []
         self.j: journal.Journal | None = None
 
     def run(self) -> DownResult:
         """Every step in order. Raises as :func:`harmless.orchestrator.down`."""
-        self.gather()
-        self.check()
-        self.begin()
-        result = self.restore_switches()
+        try:
+            self.gather()
+            self.check()
+            self.begin()
+            result = self.restore_switches()
+        finally:
+            self.close_sessions()
         self.remove_server(result)
         self.clear_state()
         return result
@@ -258,15 +262,30 @@ class DownRun:
         """Every target switch's (or those in ``names``) :meth:`revert_of`, in parallel: ``({switch: revert},
         {switch: why unreadable})``."""
         def one(sw: Switch) -> SwitchRevert:
-            drv = connect(sw, f"{self.state.inventory if self.state else 'state'}: switch {sw.name}")
+            drv = self.session(sw)
             try:
                 return self.revert_of(sw.name, drv)
-            finally:
+            except BaseException:
+                self.sessions.pop(sw.name, None)
                 drv.close()
+                raise
 
         outs = fleet.run_per_switch([t[0] for n, t in self.targets.items() if names is None or n in names], one)
         return ({n: o.value for n, o in outs.items() if o.ok},
                 {n: error_line(o.error) for n, o in outs.items() if not o.ok})
+
+    def session(self, sw: Switch) -> SwitchDriver:
+        """The open session to ``sw`` (opened now if there is none; :meth:`close_sessions` ends them)."""
+        if sw.name not in self.sessions:
+            self.sessions[sw.name] = connect(sw, f"{self.state.inventory if self.state else 'state'}: switch "
+                                                 f"{sw.name}")
+        return self.sessions[sw.name]
+
+    def close_sessions(self) -> None:
+        """Close every session :meth:`session` opened."""
+        for drv in self.sessions.values():
+            drv.close()
+        self.sessions.clear()
 
     def check(self) -> None:
         """Before any change: stop when the operator changed what HARMLESS owns (unless ``discard``).
@@ -284,7 +303,10 @@ class DownRun:
     def preview(self) -> DownPreview:
         """``down --dry-run``: what every switch would get back and what would be removed; changes nothing."""
         self.gather()
-        reverts, unreadable = self.read_reverts() if self.targets else ({}, {})
+        try:
+            reverts, unreadable = self.read_reverts() if self.targets else ({}, {})
+        finally:
+            self.close_sessions()
         bridges, stop = _server_preview(self.ovss, self.names)
         return DownPreview(switches=reverts, unreachable=unreadable, bridges=bridges, stop_ovs=stop,
                            unfinished_journal=journal.describe(self.recs) if self.recs else None,
@@ -314,7 +336,7 @@ class DownRun:
             DriftConflict: the operator changed an owned object since the check.
         """
         entry = self.targets[sw.name][1]
-        drv = connect(sw, f"{self.state.inventory if self.state else 'state'}: switch {sw.name}")
+        drv = self.session(sw)
         try:
             r = self.revert_of(sw.name, drv)
             if r.conflicts and not self.discard:
@@ -326,6 +348,7 @@ class DownRun:
             same = restore_device(drv, r.target) if r.equals_original else not restore_merged(drv, r.target)
             diffs = self.port_check(sw.name, drv, r)
         finally:
+            self.sessions.pop(sw.name, None)
             drv.close()
         self.j.record("device.restored", switch=sw.name, ok=same and not diffs)
         return same, diffs, r, to
