@@ -637,6 +637,8 @@ def cfg_process_command(self, line):
             leaves = word not in ("path", "maximum", "write-memory", "time-period", "exit")
         elif isinstance(sub, AclCommandProcessor):
             leaves = line.split()[0] != "exit" and not acl_word(line.split())
+        elif _global_only(line):             # interface mode has `ip ...` too, but not these: IOS leaves the mode
+            leaves = True
         else:
             leaves = sub.sub_processor is None and sub.get_command_func(line)[0] is None
         if leaves:                 # IOS: a global command in a sub-mode leaves the sub-mode (and prompts)
@@ -927,6 +929,13 @@ class AclCommandProcessor(BaseCommandProcessor):
             entries[:] = [(n, e) for n, e in entries if n != seq] + [(seq, text)]
         self.show_prompt()
         return True
+
+
+def _global_only(line: str) -> bool:
+    """A global command whose first words a sub-mode also has (``ip access-list`` vs interface ``ip ...``)."""
+    w = [x.lower() for x in line.split()]
+    w = w[1:] if w[:1] == ["no"] else w
+    return len(w) >= 2 and w[0] == "ip" and len(w[1]) > 1 and "access-list".startswith(w[1])
 
 
 def acl_word(words: list[str]) -> bool:
