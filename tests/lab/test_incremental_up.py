@@ -1,4 +1,4 @@
-"""Issue #22, item 2, as a property on the lab's emulated EOS switch: random sequences of inventory edits (ports
+"""Issue #22, item 2, as a property on the lab's emulated EOS switch (``HARMLESS_INCREMENTAL_VENDOR=ios``: IOS): random sequences of inventory edits (ports
 added and removed, VIDs pinned and released, the trunk moved between two cables), each followed by ``up``, end in the
 same device config and bridges as a fresh ``up`` of the last inventory; after every ``up`` each port, VLAN and trunk
 the inventory does not ask for is exactly as in the original; ``down`` gives back the true original.
@@ -21,11 +21,13 @@ import yaml
 from harmless import deployment
 from harmless import orchestrator as orch
 from harmless import state as st
+from harmless.lab import topology as lab
 from harmless.switch_drivers.ownership import syntax_for
 from tests.lab.conftest import make_lab
 
 pytestmark = pytest.mark.lab
 
+VENDOR = os.environ.get("HARMLESS_INCREMENTAL_VENDOR", "eos")
 RUNS = int(os.environ.get("HARMLESS_INCREMENTAL_RUNS", "2"))
 STEPS = int(os.environ.get("HARMLESS_INCREMENTAL_STEPS", "3"))
 SEED = int(os.environ.get("HARMLESS_INCREMENTAL_SEED", "22"))
@@ -37,7 +39,8 @@ PINS = (107, 130, 150, 151)
 
 @pytest.fixture(scope="module")
 def plab(tmp_path_factory):
-    yield from make_lab(tmp_path_factory, hosts=(7, 8, 10, 12), vendor="eos", more_trunks=("Ethernet26",))
+    second = {"eos": "Ethernet26", "ios": "GigabitEthernet0/2"}[VENDOR]
+    yield from make_lab(tmp_path_factory, hosts=(7, 8, 10, 12), vendor=VENDOR, more_trunks=(second,))
 
 
 def inventory(plab, rng: random.Random) -> dict:
@@ -48,9 +51,9 @@ def inventory(plab, rng: random.Random) -> dict:
     entries = []
     for n in ports:
         if pins and rng.random() < 0.3:
-            entries.append({"interface": f"Ethernet{n}", "vid": pins.pop()})
+            entries.append({"interface": lab.access_iface(VENDOR, n), "vid": pins.pop()})
         else:
-            entries.append(f"Ethernet{n}")
+            entries.append(lab.access_iface(VENDOR, n))
     trunk = rng.choice(plab.info["trunks"])
     inv["switches"][0]["access_ports"] = entries
     inv["switches"][0]["trunks"] = [{"switch_port": trunk["switch_port"], "server_interface": trunk["interface"],
@@ -82,7 +85,7 @@ def check_only_asked_for(plab, original: str, inv: dict, where: str) -> None:
     sp = s.plan["switches"][0]
     asked = {f"interface {p['interface'].lower()}" for p in sp["ports"]}
     asked |= {f"interface {t['switch_port'].lower()}" for t in sp["trunks"]} | {f"vlan {p['vid']}" for p in sp["ports"]}
-    syntax = syntax_for("eos")
+    syntax = syntax_for(VENDOR)
     now, orig = syntax.units(plab.running_config()), syntax.units(original)
     stray = [k for k in set(now) | set(orig) if k not in asked and now.get(k) != orig.get(k)]
     assert not stray, f"{where}: {stray} differ from the original though the inventory does not ask for them"
