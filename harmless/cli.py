@@ -2,7 +2,8 @@
 
 Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback; exit code 2 for bad
 input (nothing changed), 1 for a failure (rolled back), 3 when ``up`` migrated some switches and rolled back the
-others, 130 on Ctrl-C.
+others, 5 when ``down`` (or ``up``) stopped because the operator changed what HARMLESS owns (nothing changed;
+:mod:`harmless.ownership`), 130 on Ctrl-C.
 """
 from __future__ import annotations
 
@@ -201,9 +202,9 @@ def _print_down(r) -> None:
         out.print(f"{name}: running config " + (f"[green]equals {what}[/green]" if ok else
                                                  f"[red]differs from {what}[/red]")
                   + ("" if r.ports_restored.get(name) else "; every port has its original mode and VLANs"),
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
         if kept:
-            out.print(f"  kept (changed since up, not HARMLESS's): {', '.join(kept)}", highlight=False, markup=False)
+            out.print(f"  kept (changed since up, not HARMLESS's): {', '.join(kept)}", highlight=False, markup=False, soft_wrap=True)
         if r.discarded.get(name):
             out.print(f"  discarded (--discard-changes): {', '.join(r.discarded[name])}", highlight=False,
                       markup=False)
@@ -215,34 +216,34 @@ def _print_revert(rv) -> None:
     how = {"merge": "its original with the changes made since up kept", "exact": "its original exactly (HARMLESS "
            "has no record of what it wrote there)", "discard": "its original exactly (--discard-changes)"}[rv.mode]
     out.print(f"[bold]{rv.switch}[/bold]: gets back {how}" + (" = the original byte for byte" if rv.equals_original
-                                                                and rv.mode == "merge" else ""), highlight=False)
+                                                                and rv.mode == "merge" else ""), highlight=False, soft_wrap=True)
     for title, items in (("reverted (HARMLESS's)", rv.reverted), ("kept (the operator's)", rv.kept),
                          ("discarded (the operator's, lost)", rv.discarded)):
         if items:
-            out.print(f"  {title}: {', '.join(c.label for c in items)}", highlight=False, markup=False)
+            out.print(f"  {title}: {', '.join(c.label for c in items)}", highlight=False, markup=False, soft_wrap=True)
     for c in rv.conflicts:
-        out.print(f"  [red]conflict[/red] {escape(c.label)}: changed by hand since up", highlight=False)
+        out.print(f"  [red]conflict[/red] {escape(c.label)}: changed by hand since up", highlight=False, soft_wrap=True)
         for tag, lines in (("before HARMLESS", c.original), ("HARMLESS left", c.harmless), ("device now", c.now)):
             out.print(f"    {tag}: " + (" | ".join(x.strip() for x in lines) if lines else "(absent)"),
-                      highlight=False, markup=False)
+                      highlight=False, markup=False, soft_wrap=True)
     if rv.diff:
-        out.print(rv.diff, highlight=False, markup=False)
+        out.print(rv.diff, highlight=False, markup=False, soft_wrap=True)
 
 
 def _print_preview(p) -> None:
     """``harmless down --dry-run`` (a :class:`harmless.results.DownPreview`), for people."""
     if p.unfinished_journal:
-        out.print(f"would finish {p.unfinished_journal}", highlight=False)
+        out.print(f"would finish {p.unfinished_journal}", highlight=False, soft_wrap=True)
     for rv in p.switches.values():
         _print_revert(rv)
     for name, why in p.unreachable.items():
-        out.print(f"[red]{name}[/red]: cannot be read ({escape(why)})", highlight=False)
+        out.print(f"[red]{name}[/red]: cannot be read ({escape(why)})", highlight=False, soft_wrap=True)
     out.print("server: would remove " + (", ".join(p.bridges) or "no bridge (none left)")
               + (f"; would stop HARMLESS's Open vSwitch in {', '.join(p.stop_ovs)}" if p.stop_ovs else ""),
-              highlight=False)
+              highlight=False, soft_wrap=True)
     if p.blocked:
         out.print("[red]down would stop[/red]: the operator changed what HARMLESS owns (conflicts above); keep the "
-                  "change by editing it back, or run harmless down --discard-changes", highlight=False)
+                  "change by editing it back, or run harmless down --discard-changes", highlight=False, soft_wrap=True)
     out.print("nothing was changed (--dry-run)")
 
 

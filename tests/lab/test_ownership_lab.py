@@ -141,3 +141,41 @@ def test_an_edit_to_a_migrated_port_stops_down_until_discarded(dlab, reference):
     assert out["restored"] == {"sw1": True} and set(out["discarded"]["sw1"]) == KEPT[vendor]
     assert dlab.running_config() == original
     assert st.load() is None
+
+
+def test_a_port_removed_from_the_inventory_gets_its_original_config_and_host_back(dlab, reference):
+    """The issue's case: port 7 dropped from access_ports, up again → port 7 is back in VLAN 100 exactly as before
+    (its host reaches the unmigrated host on port 12 through the legacy switch), the trunk no longer carries its
+    VID, ports 8 and 10 still hairpin through HARMLESS."""
+    import yaml
+
+    from harmless.switch_drivers.ownership import syntax_for
+    from tests.conftest import wait_for
+
+    original, _edited = reference
+    vendor = dlab.info["vendor"]
+    orch.up(str(dlab.inventory), wait_controller=10)
+    text = dlab.inventory.read_text()
+    inv = yaml.safe_load(text)
+    inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in (8, 10)]
+    dlab.inventory.write_text(yaml.safe_dump(inv, sort_keys=False))
+    try:
+        res = orch.up(str(dlab.inventory), wait_controller=10)
+    finally:
+        dlab.inventory.write_text(text)
+    assert res.changed == {"sw1": True}
+    syntax = syntax_for(vendor)
+    now, orig = syntax.units(dlab.running_config()), syntax.units(original)
+    port7 = f"interface {lab.access_iface(vendor, 7).lower()}"
+    assert now[port7] == orig[port7] and "vlan 107" not in now
+    trunk = now[f"interface {dlab.info['trunk_port'].lower()}"]
+    assert any(x.strip() == "switchport trunk allowed vlan 108,110" for x in trunk), trunk
+    owned = {o.key for o in st.load().owned["sw1"].objects}
+    assert port7 not in owned and "vlan 107" not in owned
+    lovs = dlab.lab_ovs()
+    wait_for(lambda: lovs.vsctl("get", "Port", lab.ovs_port(lab.access_iface(vendor, 7)), "tag").strip() == "100",
+             20, "port 7 back in VLAN 100 on the lab's data plane")
+    wait_for(lambda: lab.ping(dlab.info, 7, 12, count=1) == 0.0, 20, "host 7 reaches host 12 directly")
+    wait_for(lambda: lab.ping(dlab.info, 8, 10, count=1) == 0.0, 20, "hosts 8 and 10 through HARMLESS")
+    orch.down()
+    assert dlab.running_config() == original
