@@ -146,7 +146,10 @@ def up(inventory, dry_run, revert_in, wait_controller, no_wait, keep_on_no_contr
 
     Saves each switch's running config first; on any failure restores it and removes what was built.
     Running it again applies only differences (an empty device diff touches nothing); after an
-    ovs-vswitchd restart it repairs bridges and flows.
+    ovs-vswitchd restart it repairs bridges and flows. After an inventory edit it first gives back what HARMLESS no
+    longer needs (a port removed from the inventory gets its original config back and leaves the trunk; a moved VID
+    or trunk leaves nothing behind); if the operator changed such a port, VLAN or trunk by hand since the last up,
+    it stops before any change (exit 5) and shows the lines.
 
     Several switches are worked on in parallel (Nornir), with a progress bar and a result table. A switch that
     fails is rolled back alone (its device ends in its original config) and the others stay migrated:
@@ -162,12 +165,17 @@ def up(inventory, dry_run, revert_in, wait_controller, no_wait, keep_on_no_contr
         click.echo(json.dumps(res.to_dict())) if as_json else _print_plan(res)
         return
     from harmless.inventory import load_inventory
+    from harmless.ownership import DriftConflict
     n = len(load_inventory(inventory).switches)          # bad input is refused (exit 2) before anything else
     _need_root()
-    with _fleet_bar(n, as_json, "harmless up") as on_switch:
-        r = orchestrator.up(inventory, _progress(as_json), revert_in=revert_in, on_switch=on_switch,
-                            wait_controller=0 if no_wait else wait_controller,
-                            keep_on_no_controller=keep_on_no_controller)
+    try:
+        with _fleet_bar(n, as_json, "harmless up") as on_switch:
+            r = orchestrator.up(inventory, _progress(as_json), revert_in=revert_in, on_switch=on_switch,
+                                wait_controller=0 if no_wait else wait_controller,
+                                keep_on_no_controller=keep_on_no_controller)
+    except DriftConflict as e:
+        _print_conflicts(e, as_json)
+        raise
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     else:
@@ -215,8 +223,10 @@ def _print_revert(rv) -> None:
     """One switch of ``down --dry-run`` or of a conflict (a :class:`harmless.ownership.SwitchRevert`), plainly."""
     how = {"merge": "its original with the changes made since up kept", "exact": "its original exactly (HARMLESS "
            "has no record of what it wrote there)", "discard": "its original exactly (--discard-changes)"}[rv.mode]
-    out.print(f"[bold]{rv.switch}[/bold]: gets back {how}" + (" = the original byte for byte" if rv.equals_original
-                                                                and rv.mode == "merge" else ""), highlight=False, soft_wrap=True)
+    head = f"gets back {how}" + (" = the original byte for byte" if rv.equals_original and rv.mode == "merge" else "")
+    if not rv.original:                       # an up's objects to give back (no whole-switch target)
+        head = "what this inventory gives back was changed by hand since the last up"
+    out.print(f"[bold]{rv.switch}[/bold]: {head}", highlight=False, soft_wrap=True)
     for title, items in (("reverted (HARMLESS's)", rv.reverted), ("kept (the operator's)", rv.kept),
                          ("discarded (the operator's, lost)", rv.discarded)):
         if items:
@@ -228,6 +238,15 @@ def _print_revert(rv) -> None:
                       highlight=False, markup=False, soft_wrap=True)
     if rv.diff:
         out.print(rv.diff, highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_conflicts(e, as_json: bool) -> None:
+    """The switches of a :class:`harmless.ownership.DriftConflict` (``--json``: ``{"conflicts": {switch: ...}}``)."""
+    if as_json:
+        click.echo(json.dumps({"conflicts": {rv.switch: rv.model_dump(mode="json") for rv in e.reverts}}))
+    else:
+        for rv in e.reverts:
+            _print_revert(rv)
 
 
 def _print_preview(p) -> None:
@@ -284,11 +303,7 @@ def down(dry_run, discard_changes, as_json):
         with _fleet_bar(n, as_json, "harmless down") as on_switch:
             r = orchestrator.down(_progress(as_json), on_switch=on_switch, discard_changes=discard_changes)
     except DriftConflict as e:
-        if as_json:
-            click.echo(json.dumps({"conflicts": {rv.switch: rv.model_dump(mode="json") for rv in e.reverts}}))
-        else:
-            for rv in e.reverts:
-                _print_revert(rv)
+        _print_conflicts(e, as_json)
         raise
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
