@@ -146,7 +146,7 @@ def test_an_edit_to_a_migrated_port_stops_down_until_discarded(dlab, reference):
 def test_a_port_removed_from_the_inventory_gets_its_original_config_and_host_back(dlab, reference):
     """The issue's case: port 7 dropped from access_ports, up again → port 7 is back in VLAN 100 exactly as before
     (its host reaches the unmigrated host on port 12 through the legacy switch), the trunk no longer carries its
-    VID, ports 8 and 10 still hairpin through HARMLESS."""
+    VID, ports 8 and 10 still hairpin through HARMLESS. While port 7 was changed by hand, that up stops (exit 5)."""
     import yaml
 
     from harmless.switch_drivers.ownership import syntax_for
@@ -159,7 +159,16 @@ def test_a_port_removed_from_the_inventory_gets_its_original_config_and_host_bac
     inv = yaml.safe_load(text)
     inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in (8, 10)]
     dlab.inventory.write_text(yaml.safe_dump(inv, sort_keys=False))
+    port = lab.access_iface(vendor, 7)
     try:
+        # port 7 changed by hand first: up would have to give it back, so it stops before any change
+        configure(dlab, [f"interface {port}", "switchport access vlan 101"])
+        before = dlab.running_config()
+        r = CliRunner().invoke(main, ["up", "-i", str(dlab.inventory), "--no-wait"])
+        assert r.exit_code == EXIT_CONFLICT, (r.exit_code, r.stdout, r.stderr)
+        assert f"conflict interface {port}" in r.stdout and "harmless up" in r.stderr
+        assert dlab.running_config() == before and not (dlab.state_dir / "journal.jsonl").exists()
+        configure(dlab, [f"interface {port}", "switchport access vlan 107"])
         res = orch.up(str(dlab.inventory), wait_controller=10)
     finally:
         dlab.inventory.write_text(text)
