@@ -76,16 +76,19 @@ def _print_plan(res) -> None:
     from harmless.preflight import KEEP_CONSEQUENCE
     for sp in res.plan.switches:
         t = Table(title=f"{sp.name}: {sp.bridge} (datapath id {sp.datapath_id}, {', '.join(sp.protocols)})")
-        for col in ("legacy port", "OpenFlow port", "VID", "trunk"):
+        tunnels = any(p.l2pt for p in sp.ports)
+        for col in ("legacy port", "OpenFlow port", "VID", "trunk") + (("tunnelled",) if tunnels else ()):
             t.add_column(col)
         for p in sp.ports:
             vid = f"{p.vid} (S-tag {sp.stag_tpid:#06x}, QinQ)" if p.qinq else str(p.vid)
-            t.add_row(p.interface, str(p.ofport), vid, p.trunk)
+            t.add_row(p.interface, str(p.ofport), vid, p.trunk, *((", ".join(p.l2pt) or "-",) if tunnels else ()))
         out.print(t)
         for p in sp.ports:                  # features the legacy switch keeps running (inventory keep, preflight)
             for k in getattr(p, "keep", ()):
                 out.print(f"note: {p.interface} keeps {k} on the switch: {KEEP_CONSEQUENCE[k]}", highlight=False,
                           markup=False)
+        for note in sp.notes:               # link-local protocols the switch cannot tunnel, what tunnelling costs
+            out.print(f"note: {note}", highlight=False, markup=False)
         out.print(f"controllers: {', '.join(sp.controllers) or '(none: br-of stays fail-secure, no flows)'}")
         diff = res.diffs.get(sp.name, "")
         out.print(f"[bold]switch config diff for {sp.name}[/bold]" + ("" if diff else ": (none, already configured)"))

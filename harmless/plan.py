@@ -21,6 +21,7 @@ from harmless.errors import InputError
 from harmless.inventory import Inventory, Switch, Trunk, port_index
 from harmless.qos.model import PortQos
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
+from harmless.switch_drivers.l2pt import restore_groups
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class PortPlan:
             ``dot1x``, ``port_security``; what that means: :data:`harmless.preflight.KEEP_CONSEQUENCE`).
         qos: ingress policing / egress shaping of the port (inventory ``qos``, or a live ``harmless qos set``), or
             None (docs/qos.md).
+        l2pt: the link-local protocols the legacy switch tunnels for this port (inventory ``l2pt`` that the
+            device can tunnel; :mod:`harmless.switch_drivers.l2pt`); the translator restores their destination MAC.
     """
 
     interface: str
@@ -48,6 +51,7 @@ class PortPlan:
     qinq: bool = False
     keep: tuple[str, ...] = ()
     qos: PortQos | None = None
+    l2pt: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,13 +88,18 @@ class SwitchPlan:
     max_backoff_ms: int = 1000
     inactivity_probe_ms: int = 5000
     tls: tuple[str, str, str] | None = None
+    #: the destination MAC the legacy switch gives tunnelled link-local PDUs on the trunk (Cisco/Junos
+    #: 01:00:0c:cd:cd:d0, which br-otc rewrites back and forth), None where they keep their own (Arista)
+    l2pt_mac: str | None = None
+    #: what ``plan`` has to say about this switch that is not an error (e.g. a protocol it cannot tunnel)
+    notes: tuple[str, ...] = ()
 
     @property
     def has_qinq(self) -> bool:
         return any(p.qinq for p in self.ports)
 
     def access_changes(self) -> list[AccessPortChange]:
-        return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq) for p in self.ports]
+        return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq, p.l2pt) for p in self.ports]
 
     def trunk_changes(self) -> list[TrunkChange]:
         return [TrunkChange(t.switch_port, t.vids, self.stag_tpid) for t in self.trunks]
@@ -115,13 +124,14 @@ class Plan:
             sws.append(SwitchPlan(
                 name=s["name"], bridge=s["bridge"], datapath_id=s["datapath_id"], protocols=tuple(s["protocols"]),
                 controllers=tuple(s["controllers"]),
-                ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ())), "qos": PortQos.from_dict(p.get("qos"))})
-                            for p in s["ports"]),
+                ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ())), "l2pt": tuple(p.get("l2pt", ())),
+                                        "qos": PortQos.from_dict(p.get("qos"))}) for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
                                        tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0),
                 max_backoff_ms=s.get("max_backoff_ms", 1000), inactivity_probe_ms=s.get("inactivity_probe_ms", 5000),
-                tls=tuple(s["tls"]) if s.get("tls") else None))
+                tls=tuple(s["tls"]) if s.get("tls") else None, l2pt_mac=s.get("l2pt_mac"),
+                notes=tuple(s.get("notes", ()))))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
@@ -280,14 +290,72 @@ def _choose_vids(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, po
     return chosen
 
 
-def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str, int]) -> tuple[PortPlan, ...]:
-    """The plan of each access port (in ``ports`` order): device spelling, OpenFlow port, VID, trunk, VLAN name."""
+#: what tunnelling a protocol costs on the legacy switch's port (plan's notes; docs/transparency.md)
+L2PT_CONSEQUENCE = {
+    "stp": "the legacy switch no longer receives BPDUs from the host on {ports}: a loop through that host is not "
+           "blocked by the legacy switch's spanning tree (the controller's pipeline must handle it)",
+    "lacp": "LACP/PAgP/UDLD are tunnelled point to point on {ports}: the host bundles with whatever the controller "
+            "answers, and a tunnel that reaches more than one port can break the bundle (Cisco: \"only intended to "
+            "emulate a point-to-point topology\")",
+}
+
+
+def _l2pt_notes(sw: Switch, wanted: dict[str, tuple[str, ...]], caps: Capabilities, model: str) -> list[str]:
+    """``plan``'s notes on link-local protocols: what the device cannot tunnel, and what tunnelling costs."""
+    notes = []
+    if caps.l2pt is None and any(wanted.values()):
+        notes.append(f"cannot tell which link-local protocols {model or sw.driver} tunnels: the device rejects at "
+                     "commit any it cannot (up then changes nothing)")
+    for iface, want in wanted.items():
+        missing = [x for x in want if caps.l2pt is not None and x not in caps.l2pt]
+        if missing:
+            notes.append(f"{iface}: {', '.join(missing)} will not be transparent: {model or sw.driver} cannot "
+                         f"tunnel {'it' if len(missing) == 1 else 'them'}"
+                         + (f" ({caps.l2pt_source})" if caps.l2pt_source else ""))
+    for key, protos in (("stp", ("stp",)), ("lacp", ("lacp", "pagp", "udld"))):
+        ports = [i for i, w in wanted.items() if set(w) & set(protos) and (caps.l2pt is None or
+                                                                           set(protos) & set(caps.l2pt))]
+        if ports:
+            notes.append(L2PT_CONSEQUENCE[key].format(ports=", ".join(ports)))
+    return notes
+
+
+def _l2pt(sw: Switch, ports: list, spell: dict[str, str], caps: Capabilities, model: str,
+          where: str) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """Which link-local protocols the device tunnels per access port (inventory spelling -> names) and ``plan``'s
+    notes: the inventory's ``l2pt`` that the device can tunnel (all of it when the driver cannot tell).
+
+    Raises:
+        InputError: a port whose tunnelled PDUs the translator could not tell apart (``stp`` with a Cisco LLC
+            protocol on a device that rewrites their destination, :func:`~harmless.switch_drivers.l2pt.restore_groups`).
+    """
+    out, wanted = {}, {}
+    for p in ports:
+        want = sw.l2pt_of(p)
+        wanted[spell[p.interface]] = want
+        out[p.interface] = tuple(x for x in want if caps.l2pt is None or x in caps.l2pt)
+        if caps.l2pt_mac is None:
+            continue
+        try:
+            restore_groups(out[p.interface])
+        except ValueError as e:
+            field = f"access_ports[{sw.access_ports.index(p)}].l2pt" if p.l2pt is not None else "l2pt"
+            raise InputError(f"{where}.{field}", f"{sw.name} {p.interface}: {e}",
+                             "tunnel either stp or the Cisco protocols (cdp, vtp, pagp, udld) on one port") from None
+    return out, tuple(_l2pt_notes(sw, wanted, caps, model))
+
+
+def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str, int],
+                l2pt: dict[str, tuple[str, ...]] | None = None) -> tuple[PortPlan, ...]:
+    """The plan of each access port (in ``ports`` order): device spelling, OpenFlow port, VID, trunk, VLAN name,
+    tunnelled link-local protocols (``l2pt``: inventory spelling -> names)."""
     trunk_of = {sw.canonical(t.switch_port): spell[t.switch_port] for t in sw.trunks}
     default_trunk = spell[sw.trunks[0].switch_port]
+    l2pt = l2pt or {}
     return tuple(
         PortPlan(spell[p.interface], n, chosen[p.interface],
                  trunk_of[sw.canonical(p.trunk)] if p.trunk else default_trunk, vlan_name(sw.name, n), p.qinq,
-                 tuple(p.keep), PortQos.from_settings(p.qos))
+                 tuple(p.keep), PortQos.from_settings(p.qos), l2pt.get(p.interface, ()))
         for p in ports for n in [sw.ofport_of(p)])
 
 
@@ -301,19 +369,22 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
         previous: this switch's plan from the last ``up`` (for stable VIDs), or None.
         where: ``"<file>: switches[i]"`` for error messages.
         caps: the driver's capabilities for this device; QinQ ports are refused without them (see
-            :func:`check_capabilities`).
+            :func:`check_capabilities`), and only the link-local protocols it can tunnel are planned (the rest is
+            a note, :attr:`SwitchPlan.notes`).
         index: the switch's 1-based position in the inventory (br-otc numbering).
 
     Raises:
         InputError: unknown interface, OpenFlow port collision, VID already in use, VID range exhausted, a feature
-            the device cannot do.
+            the device cannot do, tunnelled protocols the translator could not tell apart.
     """
-    tpid = check_capabilities(sw, caps or Capabilities(), where)
+    caps = caps or Capabilities()
+    tpid = check_capabilities(sw, caps, where)
     preflight.check_facts(sw, facts, where)
     spell = _spellings(sw, facts, where)
     ports = sorted(sw.access_ports, key=sw.ofport_of)
+    l2pt, notes = _l2pt(sw, ports, spell, caps, facts.model, where)
     chosen = _choose_vids(sw, facts, previous, ports, where)
-    port_plans = _port_plans(sw, ports, spell, chosen)
+    port_plans = _port_plans(sw, ports, spell, chosen, l2pt)
     trunks = tuple(
         TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),
                   tuple(sorted(pp.vid for pp in port_plans if pp.trunk == spell[t.switch_port])))
@@ -322,7 +393,8 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
     tls = (of.tls.private_key, of.tls.certificate, of.tls.ca_cert) if of.tls else None
     return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(of.versions), tuple(of.controllers),
                       port_plans, trunks, tpid, index, max_backoff_ms=of.max_backoff_ms,
-                      inactivity_probe_ms=of.inactivity_probe_ms, tls=tls)
+                      inactivity_probe_ms=of.inactivity_probe_ms, tls=tls,
+                      l2pt_mac=caps.l2pt_mac if any(pp.l2pt for pp in port_plans) else None, notes=notes)
 
 
 def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | None = None,
