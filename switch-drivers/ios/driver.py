@@ -25,6 +25,7 @@ from harmless.errors import CommitError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
 from harmless.switch_drivers.ios.hazards import replace_bridge
 from harmless.switch_drivers.ios.model import parse_model
+from harmless.switch_drivers.ios.platforms import TUNNEL_MAC, l2pt_support
 from harmless.switch_drivers.ios.parse import (interface_lines, needs_trunk_encapsulation, parse_port_states,
                                                 parse_vlans)
 from harmless.switch_drivers.ios.render import render_config
@@ -194,6 +195,8 @@ class IosDriver(NapalmDriver):
         self._candidate: str | None = None
         #: the VLAN database (show vlan) read by the last facts(), for the render's stale-VLAN cleanup
         self._database: dict[int, str] | None = None
+        #: ``(model, os_version)`` of ``show version`` (facts() or the capabilities probe)
+        self._platform: tuple[str, str] | None = None
 
     # ------------------------------------------------------------------ NapalmDriver hooks
     def _napalm_optional_args(self) -> dict:
@@ -250,7 +253,8 @@ class IosDriver(NapalmDriver):
 
         Always: replace (``configure replace``), QinQ (``switchport mode dot1q-tunnel``; the outer tag's TPID
         is 0x8100 on IOS, hence ``stag_tpids=(0x8100,)``), link state (``get_interfaces``). No LAG support
-        in the template.
+        in the template. Layer 2 protocol tunnelling by platform (:func:`~.platforms.l2pt_support` of the model
+        and release ``show version`` gives; tunnelled PDUs carry :data:`~.platforms.TUNNEL_MAC` on the trunk).
 
         Raises:
             DeviceError: not open, or the probe failed.
@@ -258,8 +262,13 @@ class IosDriver(NapalmDriver):
         if self._caps is None:
             out = self._call("show archive", self._dev().cli, ["show archive"])["show archive"]
             archive = bool(out.strip()) and "not enabled" not in out and "Invalid input" not in out
+            if self._platform is None:
+                f = self._call("get_facts", self._dev().get_facts)
+                self._platform = (f.get("model", ""), f.get("os_version", ""))
+            l2pt, source = l2pt_support(*self._platform)
             self._caps = Capabilities(commit_confirm=archive, replace=True, qinq=True, lag=False,
-                                      stag_tpids=(0x8100,), link_state=True)
+                                      stag_tpids=(0x8100,), link_state=True, l2pt=l2pt, l2pt_mac=TUNNEL_MAC,
+                                      l2pt_source=source)
         return self._caps
 
     def facts(self) -> DeviceFacts:
@@ -268,6 +277,7 @@ class IosDriver(NapalmDriver):
         "Administrative Trunking Encapsulation: negotiate" = ISL-capable; model name as fallback).
         """
         f = super().facts()
+        self._platform = (f.model, f.os_version)
         self._database = dict(f.vlans)
         switchport = self._call("show interfaces switchport", self._dev().cli,
                                 ["show interfaces switchport"])["show interfaces switchport"]
