@@ -303,6 +303,8 @@ L2PT_CONSEQUENCE = {
 def _l2pt_notes(sw: Switch, wanted: dict[str, tuple[str, ...]], caps: Capabilities, model: str) -> list[str]:
     """``plan``'s notes on link-local protocols: what the device cannot tunnel, and what tunnelling costs."""
     notes = []
+    if caps.l2pt_caveat and any(x for w in wanted.values() for x in w if caps.l2pt is None or x in caps.l2pt):
+        notes.append(caps.l2pt_caveat)
     if caps.l2pt is None and any(wanted.values()):
         notes.append(f"cannot tell which link-local protocols {model or sw.driver} tunnels: the device rejects at "
                      "commit any it cannot (up then changes nothing)")

@@ -43,6 +43,8 @@ class Capabilities:
         l2pt_mac: the destination MAC tunnelled PDUs carry on the trunk (:data:`~.l2pt.TUNNEL_MAC` on Cisco and
             Junos, which rewrite it), or None where they keep their own (Arista's L2 protocol forwarding).
         l2pt_source: the vendor document the protocol list comes from (for ``plan``'s notes).
+        l2pt_caveat: what the operator must check for tunnelling to work that HARMLESS does not configure (a
+            ``plan`` note whenever a port tunnels something), '' when nothing.
     """
 
     commit_confirm: bool = False
@@ -54,6 +56,7 @@ class Capabilities:
     l2pt: tuple[str, ...] | None = ()
     l2pt_mac: str | None = None
     l2pt_source: str = ""
+    l2pt_caveat: str = ""
 
 
 @dataclass(frozen=True)
