@@ -30,17 +30,20 @@ from harmless.switch_drivers.eos import render as eos_render
 from harmless.switch_drivers.ios import parse as ios_parse
 from harmless.switch_drivers.ios import render as ios_render
 from harmless.switch_drivers.base import Capabilities, DeviceFacts
+from harmless.switch_drivers.eos.driver import CAPABILITIES as EOS_CAPABILITIES
+from harmless.switch_drivers.l2pt import TUNNEL_MAC
 from harmless.switch_drivers.models import parse_model
 
 __all__ = ["OFFLINE_DRIVERS", "local_diff", "offline_facts", "plan_offline", "parse_config_args"]
 
 #: drivers whose saved config can be planned against, and the capabilities planning assumes for them (the same
-#: as the online driver declares: IOS dot1q-tunnel with TPID 0x8100, EOS 0x8100/0x88a8)
+#: as the online driver declares: IOS dot1q-tunnel with TPID 0x8100, EOS 0x8100/0x88a8; Layer 2 protocol tunnelling:
+#: EOS's static list; IOS's depends on the platform, which a saved config does not say: the device decides)
 OFFLINE_DRIVERS = {
-    "ios": Capabilities(commit_confirm=False, replace=True, qinq=True, stag_tpids=(0x8100,), link_state=True),
+    "ios": Capabilities(commit_confirm=False, replace=True, qinq=True, stag_tpids=(0x8100,), link_state=True,
+                        l2pt=None, l2pt_mac=TUNNEL_MAC),
     "netmiko_cli": Capabilities(commit_confirm=False, replace=False, qinq=True, stag_tpids=(0x8100,)),
-    "eos": Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=(0x8100, 0x88A8),
-                        link_state=True),
+    "eos": EOS_CAPABILITIES,
 }
 #: VLANs ``show vlan`` lists on every IOS switch (what NAPALM get_vlans returns online) besides configured ones
 _IOS_DEFAULT_VLANS = {1: "default", 1002: "fddi-default", 1003: "token-ring-default", 1004: "fddinet-default",
@@ -123,7 +126,8 @@ def local_diff(running: str, candidate: str) -> str:
 def _render(sw: Switch, text: str, sp) -> str:
     cls = get_driver(sw.driver)
     if sw.driver == "eos":
-        return eos_render.render_config(sp.access_changes(), sp.trunk_changes())
+        profiled = {p.interface for p in parse_model("eos", text).ports if p.l2pt}
+        return eos_render.render_config(sp.access_changes(), sp.trunk_changes(), profiled=profiled)
     if sw.driver == "ios":
         return ios_render.render_config(sp.access_changes(), sp.trunk_changes(), current=text,
                              trunk_encapsulation="switchport trunk encapsulation" in text)

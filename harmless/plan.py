@@ -322,10 +322,26 @@ def _l2pt_notes(sw: Switch, wanted: dict[str, tuple[str, ...]], caps: Capabiliti
     return notes
 
 
-def _l2pt(sw: Switch, ports: list, spell: dict[str, str], caps: Capabilities, model: str,
+def _dropped_tunnels(ports: list, spell: dict[str, str], out: dict[str, tuple[str, ...]],
+                     facts: DeviceFacts) -> list[str]:
+    """Notes for ports that tunnel protocols now (port model ``l2pt``) that the migration does not keep."""
+    if facts.port_model is None:
+        return []
+    notes = []
+    for p in ports:
+        now = facts.port_model.port(spell[p.interface])
+        lost = [x for x in (now.l2pt if now else ()) if x not in out[p.interface]]
+        if lost:
+            notes.append(f"{spell[p.interface]} tunnels {', '.join(lost)} now; migrated it will not (HARMLESS sets "
+                         f"exactly the port's l2pt: add {', '.join(lost)} to keep it)")
+    return notes
+
+
+def _l2pt(sw: Switch, ports: list, spell: dict[str, str], caps: Capabilities, facts: DeviceFacts,
           where: str) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
     """Which link-local protocols the device tunnels per access port (inventory spelling -> names) and ``plan``'s
-    notes: the inventory's ``l2pt`` that the device can tunnel (all of it when the driver cannot tell).
+    notes: the inventory's ``l2pt`` that the device can tunnel (all of it when the driver cannot tell), what it
+    cannot, what tunnelling costs, and tunnels the port has now that the migration drops.
 
     Raises:
         InputError: a port whose tunnelled PDUs the translator could not tell apart (``stp`` with a Cisco LLC
@@ -344,7 +360,7 @@ def _l2pt(sw: Switch, ports: list, spell: dict[str, str], caps: Capabilities, mo
             field = f"access_ports[{sw.access_ports.index(p)}].l2pt" if p.l2pt is not None else "l2pt"
             raise InputError(f"{where}.{field}", f"{sw.name} {p.interface}: {e}",
                              "tunnel either stp or the Cisco protocols (cdp, vtp, pagp, udld) on one port") from None
-    return out, tuple(_l2pt_notes(sw, wanted, caps, model))
+    return out, tuple(_l2pt_notes(sw, wanted, caps, facts.model) + _dropped_tunnels(ports, spell, out, facts))
 
 
 def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str, int],
@@ -384,7 +400,7 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
     preflight.check_facts(sw, facts, where)
     spell = _spellings(sw, facts, where)
     ports = sorted(sw.access_ports, key=sw.ofport_of)
-    l2pt, notes = _l2pt(sw, ports, spell, caps, facts.model, where)
+    l2pt, notes = _l2pt(sw, ports, spell, caps, facts, where)
     chosen = _choose_vids(sw, facts, previous, ports, where)
     port_plans = _port_plans(sw, ports, spell, chosen, l2pt)
     trunks = tuple(

@@ -36,6 +36,11 @@ L2PT_SOURCE = "EOS User Manual, Layer 2 Protocol Forwarding: LLDP, LACP, STP (no
 L2PT_CAVEAT = ("EOS forwards link-local protocols only with a TCAM profile that has L2 protocol forwarding on most "
                "platforms (EOS User Manual, Layer 2 Protocol Forwarding, \"TCAM Profile\"); HARMLESS does not change "
                "the TCAM profile: check 'show hardware tcam profile' first")
+#: everything this driver declares is available on every EOS NAPALM supports (>= 4.23); link-local protocols by L2
+#: protocol forwarding (:data:`render.L2PT_PROTOCOLS`: bridged with their own destination, so ``l2pt_mac`` None)
+CAPABILITIES = Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=STAG_TPIDS,
+                            link_state=True, l2pt=L2PT_PROTOCOLS, l2pt_mac=None, l2pt_source=L2PT_SOURCE,
+                            l2pt_caveat=L2PT_CAVEAT)
 _EAPI_ERROR = re.compile(r"CLI command \d+ of \d+ '([^']*)' failed: ([^\[\]\n]+?)\s*(?:\[|$)", re.M)
 
 
@@ -78,20 +83,18 @@ class EosDriver(NapalmDriver):
 
     @property
     def capabilities(self) -> Capabilities:
-        """Static: everything this driver declares is available on every EOS NAPALM supports (>= 4.23); link-local
-        protocols by L2 protocol forwarding (:data:`render.L2PT_PROTOCOLS`: bridged with their own destination, so
-        ``l2pt_mac`` None)."""
-        return Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=STAG_TPIDS,
-                            link_state=True, l2pt=L2PT_PROTOCOLS, l2pt_mac=None, l2pt_source=L2PT_SOURCE,
-                            l2pt_caveat=L2PT_CAVEAT)
+        """Static (:data:`CAPABILITIES`)."""
+        return CAPABILITIES
 
     device_message = staticmethod(device_message)
     parse_ports = staticmethod(parse.parse_port_states)
     parse_vlans = staticmethod(parse.parse_vlans)
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
-        """Render ``templates/harmless.j2`` (pure; see :func:`render.render_config`)."""
-        return render_config(access, trunks)
+        """Render ``templates/harmless.j2`` (see :func:`render.render_config`); ports that have an L2 protocol
+        forwarding profile in the running config the last :meth:`facts` read lose it unless their ``l2pt`` asks."""
+        model = self.model_of(self._facts_config) if self._facts_config else None
+        return render_config(access, trunks, profiled={p.interface for p in model.ports if p.l2pt} if model else None)
 
     def _fresh_session(self) -> None:
         """Forget NAPALM's session name unless it holds a loaded, uncommitted candidate or a pending timer."""

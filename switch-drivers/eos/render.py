@@ -66,7 +66,7 @@ def _check_interface(name: str) -> None:
                          "Port-Channel10)")
 
 
-def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], profiled: set[str] | None = None) -> str:
     """Render the merge candidate that makes each access port its own VLAN and trunks carry them.
 
     Args:
@@ -75,7 +75,8 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> 
         trunks: trunk changes; each carries exactly its ``vids``; ``stag_tpid`` 0x8100 (default, nothing
             rendered) or 0x88a8 (``switchport dot1q ethertype 0x88a8``, only when a QinQ port exists).
         Access ports with ``l2pt`` get an L2 protocol forwarding profile, their trunk the matching tagged one
-        (:func:`l2pt_profiles`); the others get no profile line (a profile of the operator's stays).
+        (:func:`l2pt_profiles`); the others ``no l2-protocol forwarding profile`` when they are in ``profiled``
+        (ports that have a profile today, port model ``l2pt``), else nothing.
 
     Returns:
         EOS config text with 3-space indentation: ``vlan`` blocks (sorted by VID; trunk-only VIDs unnamed),
@@ -96,5 +97,7 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> 
                              f"({', '.join(f'{x:#06x}' for x in STAG_TPIDS)})")
         tpid = f"{t.stag_tpid:#06x}" if any_qinq and t.stag_tpid != 0x8100 else None
         rows.append((t.interface, format_vid_ranges(t.vids), tpid, trunk_profile[t.interface]))
+    unprofile = {a.interface for a in access if access_profile[a.interface] is None} & set(profiled or ())
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=list(access), trunks=rows,
-                                                   profiles=profiles, access_profile=access_profile)
+                                                   profiles=profiles, access_profile=access_profile,
+                                                   unprofile=unprofile)

@@ -272,3 +272,15 @@ def test_dataplane_flows_tunnel_in_restore_out_and_only_for_tunnel_ports():
         "actions=strip_vlan,mod_dl_dst:01:80:c2:00:00:0e,output:fa0-7"]
     assert l2pt_flows({k: v for k, v in ports.items() if k != "fa0-7"}) == []
     assert l2pt_bundle([]) == f"delete {c}/-1\n"
+
+
+def test_a_tunnel_the_port_has_now_and_the_inventory_drops_is_a_note():
+    from harmless.switch_drivers.ios.model import parse_model
+    model = parse_model("interface FastEthernet0/7\n switchport mode access\n l2protocol-tunnel cdp\n"
+                        " l2protocol-tunnel stp\n!\ninterface FastEthernet0/8\n switchport mode access\n!\n"
+                        "interface GigabitEthernet0/1\n switchport mode trunk\n!\nvtp mode transparent\n")
+    f = {"sw1": DeviceFacts("sw1", "WS-C3750G-24TS-1U", "12.2", IFACES, {1: "default"}, port_model=model)}
+    sp = make_plan(inv(l2pt=["stp"]), f, caps={"sw1": CISCO}).switches[0]
+    assert ("FastEthernet0/7 tunnels cdp now; migrated it will not (HARMLESS sets exactly the port's l2pt: add cdp to "
+            "keep it)") in sp.notes
+    assert not any(n.startswith("FastEthernet0/8 tunnels") for n in sp.notes)
