@@ -707,8 +707,8 @@ PLATFORMS = {
     "me3750": ("ME-C3750-24TE-M", "C3750ME", "I5K91"),
 }
 #: link-local protocols ``l2protocol-tunnel`` accepts per platform (the same documents as
-#: :data:`harmless.switch_drivers.ios.platforms.L2PT_PLATFORMS`): none on the 2960 (no tunnelling is documented for
-#: the Catalyst 2960 LAN Base/Lite, so the emulator has none), no LLDP on the 3750 (Catalyst 3750-X/3560-X guide:
+#: :data:`harmless.switch_drivers.ios.platforms.L2PT_PLATFORMS`): none on the 2960 (no Cisco document found says the
+#: Catalyst 2960 LAN Base/Lite tunnels, so the emulator has none), no LLDP on the 3750 (Catalyst 3750-X/3560-X guide:
 #: "does not support Layer 2 protocol tunneling for LLDP"), LLDP on the 3750 Metro from 12.2(58)SE (the emulated
 #: release is 12.2(58)SE2)
 L2PT_PROTOCOLS = {"2960": (), "3750": ("cdp", "stp", "vtp", "pagp", "lacp", "udld"),
