@@ -5,9 +5,10 @@ The lab's switch is an emulated Catalyst 3750 Metro (``me3750``: ``l2protocol-tu
 frames (01:80:c2:00:00:0e, EtherType 0x88cc) and a broadcast fence; br-of's own flows (this test is the controller)
 count what arrives on OpenFlow port 7 by exact destination. Then an LLDP frame is sent out of br-of port 7 as a
 controller's packet-out, followed by a broadcast fence, and host 7 captures what it gets. Without ``l2pt`` the legacy
-switch consumes LLDP both ways, as an 802.1D bridge does; with ``l2pt: [lldp]`` both cross with the real destination
-(the switch carries them with 01:00:0c:cd:cd:d0 on the trunk, br-otc rewrites it back and forth). ``down`` gives the
-switch its original running config back byte for byte.
+switch consumes LLDP both ways, as an 802.1D bridge does; after an incremental ``up`` with ``l2pt: [lldp]`` both cross
+with the real destination (the switch carries them with 01:00:0c:cd:cd:d0 on the trunk, br-otc rewrites it back and
+forth); after one with ``l2pt: []`` the tunnelling line is gone and LLDP stops again. ``down`` gives the switch its
+original running config back byte for byte.
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def _inventory(L, l2pt: list[str] | None) -> str:
     inv["switches"][0].pop("l2pt", None)
     if l2pt is not None:
         inv["switches"][0]["l2pt"] = l2pt
-    p = L.state_dir / f"inventory-{'-'.join(l2pt or ['none'])}.yaml"
+    p = L.state_dir / "inventory-l2pt.yaml"            # one file: a later up is an incremental up of the same one
     p.write_text(yaml.safe_dump(inv, sort_keys=False))
     return str(p)
 
@@ -99,33 +100,38 @@ def _to_host(L, ovs, tag: str) -> list[dict]:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def _round(L, l2pt: list[str] | None, tag: str) -> tuple[dict[str, int], list[dict], str]:
-    """``up`` with ``l2pt``, LLDP both ways, ``down``: (br-of counters, host 7's capture, device config while up)."""
-    original = L.running_config()
+def _phase(L, l2pt: list[str] | None, tag: str) -> tuple[dict[str, int], list[dict], str]:
+    """``up`` with ``l2pt`` (incremental on a deployment), LLDP both ways: (br-of counters, host 7's capture, the
+    device's running config)."""
     orch.up(_inventory(L, l2pt))
+    ovs = deployment.state_ovs(st.load())
+    ovs.ofctl("-O", "OpenFlow13", "del-flows", "br-of-sw1")      # counters from zero (replace-flows keeps them)
+    ovs.ofctl("-O", "OpenFlow13", "add-flows", "br-of-sw1", "-", stdin=COUNTERS)
+    running = L.running_config()
+    return _from_host(L, ovs, tag), _to_host(L, ovs, tag), running
+
+
+def test_lldp_crosses_the_legacy_switch_only_where_it_is_tunnelled(lab_me):
+    L = lab_me
+    original = L.running_config()
     try:
-        ovs = deployment.state_ovs(st.load())
-        ovs.ofctl("-O", "OpenFlow13", "add-flows", "br-of-sw1", "-", stdin=COUNTERS)
-        running = L.running_config()
-        counts = _from_host(L, ovs, tag)
-        got = _to_host(L, ovs, tag)
+        # without l2pt: the legacy switch consumes LLDP both ways (an 802.1D bridge)
+        counts, got, running = _phase(L, None, "l2ptoff")
+        assert "l2protocol-tunnel" not in running
+        assert counts == {"lldp": 0, "tunnel": 0, "fence": 1}
+        assert [f["marker"] for f in got] == ["l2ptoffend"]                # the fence came, the beacon did not
+        # l2pt: [lldp] on the running deployment: both ways, with the real destination at br-of and at the host
+        counts, got, running = _phase(L, ["lldp"], "l2pton")
+        fa7 = running[running.index("interface FastEthernet0/7"):].split("!")[0]
+        assert " l2protocol-tunnel lldp" in fa7
+        assert "l2protocol-tunnel" not in running.split("interface Gigabit")[1]    # never on the trunk
+        assert counts == {"lldp": N, "tunnel": 0, "fence": 1}            # real destination at br-of, never the tunnel
+        assert [(f["marker"], f["dst"], f["tags"]) for f in got] == [("l2ptonlldp", LLDP_DST, []),
+                                                                    ("l2ptonend", "ff:ff:ff:ff:ff:ff", [])]
+        # l2pt dropped again: the tunnelling lines go, LLDP stops crossing
+        counts, got, running = _phase(L, [], "l2ptagain")
+        assert "l2protocol-tunnel" not in running
+        assert counts == {"lldp": 0, "tunnel": 0, "fence": 1} and [f["marker"] for f in got] == ["l2ptagainend"]
     finally:
         res = orch.down()
-    assert res.config_restored and L.running_config() == original       # byte for byte
-    return counts, got, running
-
-
-def test_without_l2pt_the_legacy_switch_consumes_lldp_both_ways(lab_me):
-    counts, got, running = _round(lab_me, None, "l2ptoff")
-    assert "l2protocol-tunnel" not in running
-    assert counts == {"lldp": 0, "tunnel": 0, "fence": 1}
-    assert [f["marker"] for f in got] == ["l2ptoffend"]                  # the fence came, the beacon did not
-
-
-def test_with_l2pt_lldp_crosses_both_ways_with_its_real_destination(lab_me):
-    counts, got, running = _round(lab_me, ["lldp"], "l2pton")
-    block = running[running.index("interface FastEthernet0/7"):].split("!")[0]
-    assert " l2protocol-tunnel lldp" in block and "l2protocol-tunnel" not in running.split("interface Gigabit")[1]
-    assert counts == {"lldp": N, "tunnel": 0, "fence": 1}                # real destination at br-of, never the tunnel
-    assert [(f["marker"], f["dst"], f["tags"]) for f in got] == [("l2ptonlldp", LLDP_DST, []),
-                                                                ("l2ptonend", "ff:ff:ff:ff:ff:ff", [])]
+    assert res.config_restored and L.running_config() == original        # byte for byte
