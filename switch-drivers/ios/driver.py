@@ -23,6 +23,7 @@ from typing import Any
 
 from harmless.errors import CommitError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
+from harmless.switch_drivers.ciscomodel import l2pt_of_lines
 from harmless.switch_drivers.ios.hazards import replace_bridge
 from harmless.switch_drivers.ios.model import parse_model
 from harmless.switch_drivers.ios.platforms import TUNNEL_MAC, l2pt_support
@@ -73,8 +74,9 @@ def device_message(text: str, max_lines: int = 3) -> str:
 def unapplied(candidate: str, running: str, device_vlans: Iterable[int] | None = None) -> list[str]:
     """What a merged ``candidate`` asked for that the device does not show (pure).
 
-    Compares intent with the re-read port model (:mod:`.model`), not text: the mode, access VID and trunk allowed
-    VIDs of every interface the candidate sets a ``switchport mode`` on, and its ``vlan`` blocks. VLANs are
+    Compares intent with the re-read port model (:mod:`.model`), not text: the mode, access VID, trunk allowed
+    VIDs and tunnelled link-local protocols (``l2protocol-tunnel``, added and removed) of every interface the
+    candidate sets a ``switchport mode`` on, and its ``vlan`` blocks. VLANs are
     checked against ``device_vlans`` (``show vlan``, NAPALM ``get_vlans``) when given, because a VTP server keeps
     VLANs 1-1005 in vlan.dat and out of the running config; else against the running config's model. Catches
     lines IOS refused with ``Command rejected`` during ``copy ... running-config``, which NAPALM does not detect
@@ -100,9 +102,21 @@ def unapplied(candidate: str, running: str, device_vlans: Iterable[int] | None =
             out.append(f"{name} allowed VLANs (device: {h.allowed_vids})")
         elif w.mode != "trunk" and w.access_vid != h.access_vid:
             out.append(f"{name} access VLAN {w.access_vid} (device: {h.access_vid})")
+        else:
+            out += _l2pt_unapplied(name, interface_lines(candidate)[name], interface_lines(running).get(name, []))
     vlans = set(device_vlans) if device_vlans is not None else set(parse_vlans(running))
     out += [f"vlan {vid}" for vid in parse_vlans(candidate) if vid not in vlans]
     return out
+
+
+def _l2pt_unapplied(name: str, want: list[str], have: list[str]) -> list[str]:
+    """Tunnelling the candidate's lines for ``name`` ask for (or remove) that the device's lines do not show."""
+    now = set(l2pt_of_lines(have))
+    add = [p for p in l2pt_of_lines(want) if p not in now]
+    drop = [p for p in l2pt_of_lines(ln[3:] for ln in want if ln.startswith("no ")) if p in now
+            and p not in l2pt_of_lines(want)]
+    return ([f"{name} l2protocol-tunnel {p} (device: not tunnelled)" for p in add]
+            + [f"{name} no l2protocol-tunnel {p} (device: still tunnelled)" for p in drop])
 
 
 def _full_name(short: str, names: Iterable[str]) -> str | None:

@@ -284,3 +284,15 @@ def test_a_tunnel_the_port_has_now_and_the_inventory_drops_is_a_note():
     assert ("FastEthernet0/7 tunnels cdp now; migrated it will not (HARMLESS sets exactly the port's l2pt: add cdp to "
             "keep it)") in sp.notes
     assert not any(n.startswith("FastEthernet0/8 tunnels") for n in sp.notes)
+
+
+def test_ios_unapplied_sees_tunnelling_the_device_refused_or_kept():
+    from harmless.switch_drivers.ios.driver import unapplied
+    cand = ("interface FastEthernet0/7\n no l2protocol-tunnel cdp\n switchport mode access\n"
+            " switchport access vlan 107\n l2protocol-tunnel lldp\n!\nvlan 107\n!\n")
+    ok = "vlan 107\n!\ninterface FastEthernet0/7\n switchport access vlan 107\n switchport mode access\n" \
+         " l2protocol-tunnel lldp\n!\n"
+    assert unapplied(cand, ok) == []
+    refused = ok.replace(" l2protocol-tunnel lldp\n", " l2protocol-tunnel cdp\n")
+    assert unapplied(cand, refused) == ["FastEthernet0/7 l2protocol-tunnel lldp (device: not tunnelled)",
+                                        "FastEthernet0/7 no l2protocol-tunnel cdp (device: still tunnelled)"]
