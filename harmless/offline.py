@@ -126,8 +126,8 @@ def local_diff(running: str, candidate: str) -> str:
 def _render(sw: Switch, text: str, sp) -> str:
     cls = get_driver(sw.driver)
     if sw.driver == "eos":
-        profiled = {p.interface for p in parse_model("eos", text).ports if p.l2pt}
-        return eos_render.render_config(sp.access_changes(), sp.trunk_changes(), profiled=profiled)
+        return eos_render.render_config(sp.access_changes(), sp.trunk_changes(),
+                                        profiled=eos_render.profiles_now(text))
     if sw.driver == "ios":
         return ios_render.render_config(sp.access_changes(), sp.trunk_changes(), current=text,
                              trunk_encapsulation="switchport trunk encapsulation" in text)

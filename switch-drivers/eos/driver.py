@@ -28,7 +28,7 @@ import re
 
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.eos import parse
-from harmless.switch_drivers.eos.render import L2PT_PROTOCOLS, STAG_TPIDS, render_config
+from harmless.switch_drivers.eos.render import L2PT_PROTOCOLS, STAG_TPIDS, profiles_now, render_config
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 
 #: where :data:`L2PT_PROTOCOLS` comes from, and what HARMLESS does not configure for it
@@ -91,10 +91,9 @@ class EosDriver(NapalmDriver):
     parse_vlans = staticmethod(parse.parse_vlans)
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
-        """Render ``templates/harmless.j2`` (see :func:`render.render_config`); ports that have an L2 protocol
-        forwarding profile in the running config the last :meth:`facts` read lose it unless their ``l2pt`` asks."""
-        model = self.model_of(self._facts_config) if self._facts_config else None
-        return render_config(access, trunks, profiled={p.interface for p in model.ports if p.l2pt} if model else None)
+        """Render ``templates/harmless.j2`` (see :func:`render.render_config`) against the running config the last
+        :meth:`facts` read (ports with an L2 protocol forwarding profile their ``l2pt`` no longer asks for lose it)."""
+        return render_config(access, trunks, profiled=profiles_now(self._facts_config or ""))
 
     def _fresh_session(self) -> None:
         """Forget NAPALM's session name unless it holds a loaded, uncommitted candidate or a pending timer."""

@@ -7,8 +7,9 @@ from pathlib import Path
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
 from harmless.switch_drivers.eos.vids import format_vid_ranges
 from harmless.switch_drivers.rendering import collect_vlans, template_env
+from harmless.switch_drivers.switchport import interface_lines
 
-__all__ = ["L2PT_PROTOCOLS", "STAG_TPIDS", "TEMPLATE_DIR", "l2pt_profiles", "render_config"]
+__all__ = ["L2PT_PROTOCOLS", "STAG_TPIDS", "TEMPLATE_DIR", "l2pt_profiles", "profiles_now", "render_config"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _ENV = template_env(TEMPLATE_DIR)
@@ -66,7 +67,14 @@ def _check_interface(name: str) -> None:
                          "Port-Channel10)")
 
 
-def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], profiled: set[str] | None = None) -> str:
+def profiles_now(config_text: str) -> dict[str, str]:
+    """``{interface: L2 protocol forwarding profile}`` of the ports that have one in ``config_text`` (pure)."""
+    return {name: ln.split()[-1] for name, lines in interface_lines(config_text).items() for ln in lines
+            if re.match(r"l2-protocol forwarding profile \S+$", ln)}
+
+
+def render_config(access: list[AccessPortChange], trunks: list[TrunkChange],
+                  profiled: dict[str, str] | None = None) -> str:
     """Render the merge candidate that makes each access port its own VLAN and trunks carry them.
 
     Args:
@@ -75,8 +83,9 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], pro
         trunks: trunk changes; each carries exactly its ``vids``; ``stag_tpid`` 0x8100 (default, nothing
             rendered) or 0x88a8 (``switchport dot1q ethertype 0x88a8``, only when a QinQ port exists).
         Access ports with ``l2pt`` get an L2 protocol forwarding profile, their trunk the matching tagged one
-        (:func:`l2pt_profiles`); the others ``no l2-protocol forwarding profile`` when they are in ``profiled``
-        (ports that have a profile today, port model ``l2pt``), else nothing.
+        (:func:`l2pt_profiles`); an access port without ``l2pt`` that has a profile today (``profiled``,
+        :func:`profiles_now` of the running config) and a trunk whose HARMLESS profile is no longer needed get
+        ``no l2-protocol forwarding profile``.
 
     Returns:
         EOS config text with 3-space indentation: ``vlan`` blocks (sorted by VID; trunk-only VIDs unnamed),
@@ -97,7 +106,10 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], pro
                              f"({', '.join(f'{x:#06x}' for x in STAG_TPIDS)})")
         tpid = f"{t.stag_tpid:#06x}" if any_qinq and t.stag_tpid != 0x8100 else None
         rows.append((t.interface, format_vid_ranges(t.vids), tpid, trunk_profile[t.interface]))
-    unprofile = {a.interface for a in access if access_profile[a.interface] is None} & set(profiled or ())
+    now = profiled or {}
+    unprofile = {a.interface for a in access if access_profile[a.interface] is None and a.interface in now}
+    unprofile |= {t.interface for t in trunks if trunk_profile[t.interface] is None
+                  and now.get(t.interface, "").startswith("harmless-")}
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=list(access), trunks=rows,
                                                    profiles=profiles, access_profile=access_profile,
                                                    unprofile=unprofile)

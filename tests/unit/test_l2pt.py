@@ -296,3 +296,17 @@ def test_ios_unapplied_sees_tunnelling_the_device_refused_or_kept():
     refused = ok.replace(" l2protocol-tunnel lldp\n", " l2protocol-tunnel cdp\n")
     assert unapplied(cand, refused) == ["FastEthernet0/7 l2protocol-tunnel lldp (device: not tunnelled)",
                                         "FastEthernet0/7 no l2protocol-tunnel cdp (device: still tunnelled)"]
+
+
+def test_eos_removes_only_profiles_that_are_no_longer_asked_for():
+    from harmless.switch_drivers.eos.render import profiles_now, render_config
+    now = profiles_now("interface Ethernet7\n   l2-protocol forwarding profile harmless-lldp\n!\n"
+                       "interface Ethernet1\n   l2-protocol forwarding profile harmless-tagged-lldp\n!\n"
+                       "interface Ethernet2\n   l2-protocol forwarding profile ops-uplink\n!\n")
+    assert now == {"Ethernet7": "harmless-lldp", "Ethernet1": "harmless-tagged-lldp", "Ethernet2": "ops-uplink"}
+    text = render_config([AccessPortChange("Ethernet7", 107, "harmless-sw1-p7")],
+                         [TrunkChange("Ethernet1", (107,)), TrunkChange("Ethernet2", (107,))], profiled=now)
+    blocks = {b.split("\n")[0]: b for b in text.split("!\n")}
+    assert "no l2-protocol forwarding profile" in blocks["interface Ethernet7"]
+    assert "no l2-protocol forwarding profile" in blocks["interface Ethernet1"]
+    assert "l2-protocol" not in blocks["interface Ethernet2"] and "\nl2-protocol\n" not in text
