@@ -308,12 +308,15 @@ def _l2pt_notes(sw: Switch, wanted: dict[str, tuple[str, ...]], caps: Capabiliti
     if caps.l2pt is None and any(wanted.values()):
         notes.append(f"cannot tell which link-local protocols {model or sw.driver} tunnels: the device rejects at "
                      "commit any it cannot (up then changes nothing)")
+    missing: dict[tuple[str, ...], list[str]] = {}          # protocols the device cannot tunnel -> ports
     for iface, want in wanted.items():
-        missing = [x for x in want if caps.l2pt is not None and x not in caps.l2pt]
-        if missing:
-            notes.append(f"{iface}: {', '.join(missing)} will not be transparent: {model or sw.driver} cannot "
-                         f"tunnel {'it' if len(missing) == 1 else 'them'}"
-                         + (f" ({caps.l2pt_source})" if caps.l2pt_source else ""))
+        lost = tuple(x for x in want if caps.l2pt is not None and x not in caps.l2pt)
+        if lost:
+            missing.setdefault(lost, []).append(iface)
+    for lost, ifaces in missing.items():
+        notes.append(f"{', '.join(ifaces)}: {', '.join(lost)} will not be transparent: {model or sw.driver} cannot "
+                     f"tunnel {'it' if len(lost) == 1 else 'them'}"
+                     + (f" ({caps.l2pt_source})" if caps.l2pt_source else ""))
     for key, protos in (("stp", ("stp",)), ("lacp", ("lacp", "pagp", "udld"))):
         ports = [i for i, w in wanted.items() if set(w) & set(protos) and (caps.l2pt is None or
                                                                            set(protos) & set(caps.l2pt))]

@@ -68,8 +68,8 @@ def test_plan_keeps_what_the_device_can_tunnel_and_notes_the_rest():
     sp = p.switches[0]
     assert [x.l2pt for x in sp.ports] == [("stp",), ("stp",)] and sp.l2pt_mac == TUNNEL
     assert sp.access_changes()[0].l2pt == ("stp",)
-    assert any(n.startswith("FastEthernet0/7: lldp will not be transparent: WS-C3750G-24TS-1U cannot tunnel it "
-                            "(Catalyst 3750-X") for n in sp.notes)
+    assert any(n.startswith("FastEthernet0/7, FastEthernet0/8: lldp will not be transparent: WS-C3750G-24TS-1U "
+                            "cannot tunnel it (Catalyst 3750-X") for n in sp.notes)
     assert any("no longer receives BPDUs" in n and "FastEthernet0/7, FastEthernet0/8" in n for n in sp.notes)
     assert Plan.from_dict(p.to_dict()) == p                      # the state file keeps l2pt, the MAC and the notes
 
@@ -78,10 +78,8 @@ def test_a_switch_that_cannot_tunnel_gets_notes_not_a_refusal():
     caps = Capabilities(l2pt=(), l2pt_source="ArubaOS-Switch/ProVision has no Layer 2 protocol tunnelling")
     sp = plan(inv(l2pt=["lldp"]), caps=caps, model="J9772A").switches[0]
     assert [x.l2pt for x in sp.ports] == [(), ()] and sp.l2pt_mac is None
-    assert sp.notes == ("FastEthernet0/7: lldp will not be transparent: J9772A cannot tunnel it (ArubaOS-Switch/"
-                        "ProVision has no Layer 2 protocol tunnelling)",
-                        "FastEthernet0/8: lldp will not be transparent: J9772A cannot tunnel it (ArubaOS-Switch/"
-                        "ProVision has no Layer 2 protocol tunnelling)")
+    assert sp.notes == ("FastEthernet0/7, FastEthernet0/8: lldp will not be transparent: J9772A cannot tunnel it "
+                        "(ArubaOS-Switch/ProVision has no Layer 2 protocol tunnelling)",)
 
 
 def test_unknown_platform_plans_everything_and_says_the_device_decides():
