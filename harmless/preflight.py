@@ -15,6 +15,8 @@ Rules (override in brackets, only where a user can have a good reason):
   port_security]``: the switch keeps running the feature, see :data:`KEEP_CONSEQUENCE`];
 * trunk is a member of a LAG it is not, an MLAG peer link, a routed or the management port → refused [none];
 * VTP client → refused [none: a client cannot create VLANs]; VTP server → refused [switch ``vtp: allow``];
+* the configuration has lines the reader cannot read (the port model's own ``unparsed``: a saved config that was
+  edited or cut) → refused [none: what its ports are is not certain];
 * the plan would run more PVST+/Rapid-PVST+ instances than the platform has (:data:`STP_INSTANCE_LIMITS`) →
   refused [switch ``stp_instance_limit: N`` when the user knows the platform's real figure];
 * a chosen VID is a VLAN the switch defines or references (the planner avoids them; this is the guard), or (EOS) an
@@ -170,6 +172,12 @@ def check_switch(sw: Switch, model: SwitchModel, s: Session) -> None:
                          "advertised to every switch of its VTP domain (and raise the domain's revision number)",
                          "set 'vtp mode transparent' on the switch first, or add vtp: allow to this switch to "
                          "accept VLANs harmless-* appearing domain-wide (down deletes them again)")
+    if model.unparsed:
+        more = f" (and {len(model.unparsed) - 1} more)" if len(model.unparsed) > 1 else ""
+        raise InputError(s.where, f"{sw.name}'s configuration has lines HARMLESS cannot read, so what its ports are "
+                         f"is not certain: {model.unparsed[0]}{more}",
+                         "correct those lines (a switch never prints them: the saved config was edited or cut; "
+                         "harmless ports lists them all), then plan again")
     # inventory names match the device's canonically where the inventory knows how (Gi0/1 = GigabitEthernet0/1)
     canon = getattr(sw, "canonical", None) or (lambda name: name)
     by_name = {canon(p.interface): p for p in model.ports}
