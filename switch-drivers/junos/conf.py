@@ -356,3 +356,21 @@ def read_config(text: str) -> tuple[list[tuple[Path, bool]], list[str]]:
     that no single bad statement stops the reading of a saved configuration."""
     problems: list[str] = []
     return parse_config_ordered(text, problems), problems
+
+
+def compare(running: str, candidate: str) -> str:
+    """What loading the ``set``/``delete`` ``candidate`` (``load set`` + commit, :func:`apply_commands`) changes in
+    the configuration ``running`` (curly text or set commands), as set lines: ``-set ...`` for each statement it
+    removes, then ``+set ...`` for each it adds (''  when nothing changes). Inactive statements of ``running`` are
+    compared as they are (the candidate does not activate them).
+
+    Raises:
+        ValueError: ``candidate`` is not set/delete commands (a rendered candidate always is).
+    """
+    before = [p for p, off in read_config(running)[0] if not off]
+    after = apply_commands(before, parse_set(candidate))
+    gone, new = set(before) - set(after), set(after) - set(before)
+    removed = [p for p in before if p in gone]
+    added = [p for p in after if p in new]
+    out = ["-" + ln for ln in display_set(removed).splitlines()] + ["+" + ln for ln in display_set(added).splitlines()]
+    return "\n".join(out) + ("\n" if out else "")
