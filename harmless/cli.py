@@ -94,7 +94,7 @@ def _print_plan(res) -> None:
 
 
 @main.command()
-@click.option("-i", "--inventory", required=True, type=click.Path(dir_okay=False), help="inventory YAML file")
+@click.option("-i", "--inventory", required=True, type=click.Path(), help="inventory YAML file")
 @click.option("--json", "as_json", is_flag=True, help="print the plan and diff as one JSON object")
 @click.option("--config", "configs", multiple=True, metavar="SWITCH=FILE",
               help="plan SWITCH offline from its saved running config FILE, without contacting it (repeatable; "
@@ -126,7 +126,7 @@ def plan(inventory, as_json, configs):
 
 
 @main.command()
-@click.option("-i", "--inventory", required=True, type=click.Path(dir_okay=False), help="inventory YAML file")
+@click.option("-i", "--inventory", required=True, type=click.Path(), help="inventory YAML file")
 @click.option("--dry-run", is_flag=True, help="same as `harmless plan`: show what would change, change nothing")
 @click.option("--revert-in", default=300, show_default=True,
               help="commit-confirm timer (s) on devices that support it; confirmed after the server side verifies")
@@ -358,7 +358,7 @@ def watch(interval, once, as_json, syslog):
 
 # ----------------------------------------------------------------------------- lab
 @main.command()
-@click.option("-i", "--inventory", type=click.Path(dir_okay=False), default=None,
+@click.option("-i", "--inventory", type=click.Path(), default=None,
               help="inventory YAML file: read the switches online (read-only)")
 @click.option("--switch", "switch", default=None, help="with -i: only this switch (its name in the inventory)")
 @click.option("--driver", default=None,
