@@ -167,6 +167,13 @@ class _Curly:
             self.in_list.append(_unquote(tok))
 
     def open(self, line: int) -> None:
+        words = [w for w in self.words if w not in _TAGS]
+        if len(words) > 2 and words[0] in SINGLE_VALUED:        # ``description "x"`` + ``unit 0 {``: a lost ';'
+            _problem(self.problems, f"line {line}: statement {' '.join(map(str, words[:2]))!r} lacks ';' (read as "
+                                    f"if it had one)")
+            self.words = words[:2]
+            self.statement()
+            self.words = words[2:]
         if not self.words or any(isinstance(w, tuple) for w in self.words):
             _problem(self.problems, f"line {line}: '{{' without a statement")
             self.stack.append(None)
