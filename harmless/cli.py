@@ -402,6 +402,8 @@ def ports(inventory, switch, driver, config_file, as_json):
         return
     for name, model in models.items():
         out.print(ports_mod.table(name, model))
+        for line in model.unparsed:                  # lines the reader could not place on a port: never dropped
+            out.print(f"{name}: cannot read {line}", markup=False, highlight=False)
 
 
 @main.group()
