@@ -43,20 +43,22 @@ from harmless.up import UpRun
 __all__ = ["backups", "compute", "down", "plan", "recover", "status", "up"]
 
 
-def plan(inventory_path: str, progress: Progress = quiet) -> PlanResult:
+def plan(inventory_path: str, progress: Progress = quiet, only: set[str] | None = None) -> PlanResult:
     """``harmless plan``: the port map and the device diff; nothing changes.
+
+    ``only`` (``--switch``): plan just these switches of the inventory; the others are not contacted.
 
     Raises:
         InputError: bad inventory, secret or plan; DeviceError: a switch cannot be read.
     """
     inv = load_inventory(inventory_path)
-    res, _ = compute(inv, inventory_path, progress)
+    res, _ = compute(inv, inventory_path, progress, only=only)
     return res
 
 
 def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
        on_switch: SwitchEvent = no_event, wait_controller: float = 10.0,
-       keep_on_no_controller: bool = False) -> UpResult:
+       keep_on_no_controller: bool = False, only: set[str] | None = None) -> UpResult:
     """``harmless up``: configure the switch(es) in parallel, build the translator and br-of(s), verify, record state.
 
     Every step is journaled before it happens (:mod:`harmless.journal`); the state directory is locked for the run.
@@ -80,6 +82,8 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
             (0 = do not wait); none → :class:`harmless.otc.controllers.NoControllerError` after rolling back.
         keep_on_no_controller: when the wait times out, keep the deployment (``controllers_missing`` in the result)
             instead of rolling back.
+        only: ``--switch``: read, change and report just these switches of the inventory; every other switch of
+            the deployment keeps its deployed plan (its device is not contacted), one not deployed stays so.
 
     Returns:
         :class:`harmless.results.UpResult` (``--json``: ``{"plan", "diffs", "changed", "ovs", "results": {switch:
@@ -102,7 +106,8 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         refuse_unfinished(src)
-        return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller).run()
+        return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller,
+                     only).run()
 
 
 def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownResult:
@@ -120,7 +125,7 @@ def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownR
         equals its original, ``ports_restored``, ``server``: what was removed).
 
     Raises:
-        InputError: nothing is deployed.
+        NothingToDo: nothing is deployed (the CLI exits 0).
         LockedError: another harmless holds the state directory.
         HarmlessError: a device could not be restored (the journal is kept so ``down`` can be retried).
     """
@@ -168,7 +173,7 @@ def backups() -> list[dict]:
     return [{k: e.get(k) for k in ("switch", "time", "sha256", "role", "status", "file")} for e in st.backup_index()]
 
 
-def status(with_device: bool = True) -> StatusReport:
+def status(with_device: bool = True, only: str | None = None) -> StatusReport:
     """``harmless status``: port map, link state, per-port counters, controller connections
-    (:func:`harmless.status.status`)."""
-    return _status(with_device)
+    (:func:`harmless.status.status`; ``only``: just that switch)."""
+    return _status(with_device, only)
