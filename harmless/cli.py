@@ -97,6 +97,12 @@ def _inventory_switches(inventory: str, switch: str | None) -> tuple[object, set
     return inv, (set(chosen) if switch else None)
 
 
+def _only(selection) -> dict:
+    """``{"only": selection}`` for the orchestrator when ``--switch`` was given, else ``{}`` (the call stays the
+    one without --switch)."""
+    return {} if selection is None else {"only": selection}
+
+
 def _offline_configs(inv, inventory: str, configs: tuple[str, ...], switch: str | None) -> dict[str, Path]:
     """``--config [SWITCH=]FILE`` values of ``plan`` as ``{switch: file}``: a FILE without SWITCH= is the config
     of ``--switch``, or of the inventory's only switch.
@@ -150,7 +156,7 @@ def plan(inventory, switch, configs, quiet, as_json):
         res = offline.plan_offline(inv, inventory, _offline_configs(inv, inventory, configs, switch))
     else:
         only = _inventory_switches(inventory, switch)[1] if switch else None
-        res = orchestrator.plan(inventory, _progress(quiet or as_json), only=only)
+        res = orchestrator.plan(inventory, _progress(quiet or as_json), **_only(only))
     if as_json:
         click.echo(json.dumps(res.to_dict()))
     else:
@@ -193,7 +199,7 @@ def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_
     from harmless import orchestrator
     inv, only = _inventory_switches(inventory, switch)   # bad input is refused (exit 2) before anything else
     if dry_run:
-        res = orchestrator.plan(inventory, _progress(quiet or as_json), only=only)
+        res = orchestrator.plan(inventory, _progress(quiet or as_json), **_only(only))
         click.echo(json.dumps(res.to_dict())) if as_json else _print_plan(res)
         return
     n = len(only) if only else len(inv.switches)
@@ -201,7 +207,7 @@ def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_
     with _fleet_bar(n, quiet or as_json, "harmless up") as on_switch:
         r = orchestrator.up(inventory, _progress(quiet or as_json), revert_in=revert_in, on_switch=on_switch,
                             wait_controller=0 if no_wait else wait_controller,
-                            keep_on_no_controller=keep_on_no_controller, only=only)
+                            keep_on_no_controller=keep_on_no_controller, **_only(only))
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     else:
@@ -369,7 +375,7 @@ def status(switch, no_device, as_json):
     Nothing deployed: says so, exit 0 (--json: "deployed": false).
     """
     from harmless import orchestrator
-    report = orchestrator.status(with_device=not no_device, only=switch)
+    report = orchestrator.status(with_device=not no_device, **_only(switch))
     s = report.model_dump(mode="json")
     if as_json:
         click.echo(json.dumps(s))

@@ -264,15 +264,14 @@ def print_table(title: str | None, cols: list[Col], rows: list[list[Cell]], keys
     text = [[_plain(c) for c in row] for row in rows]
     if not con.is_terminal:
         lines = ([f"# {title}"] if title else []) + ["\t".join(c.header for c in cols)]
-        con.print("\n".join(lines + ["\t".join(r) for r in text]), markup=False, highlight=False, soft_wrap=True,
-                  emoji=False)
+        print("\n".join(lines + ["\t".join(r) for r in text]), file=con.file)   # rich would expand the tabs
         return
     mins = [_min_width(c, [r[i] for r in text]) for i, c in enumerate(cols)]
     maxs = [max([mins[i], *(len(r[i]) for r in text)]) for i in range(len(cols))]
     for n, idx in enumerate(_blocks(mins, keys, con.width)):
         t = Table(title=title if n == 0 else None, title_justify="left")
         for i, w in zip(idx, _widths(idx, mins, maxs, con.width)):
-            t.add_column(cols[i].header, justify=cols[i].justify, width=w, overflow="fold")
+            t.add_column(Text(cols[i].header), justify=cols[i].justify, width=w, overflow="fold")
         for row in rows:
             t.add_row(*(row[i] if isinstance(row[i], Text) else Text(_plain(row[i])) for i in idx))
         con.print(t)
