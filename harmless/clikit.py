@@ -110,8 +110,9 @@ EXIT_INTERRUPTED = 130
 # ----------------------------------------------------------------------------- the shared options (docs/cli.md)
 def inventory_option(required: bool = True, help: str = "inventory YAML file"):
     """``-i/--inventory FILE``: the one spelling of the inventory on every command that reads one."""
-    return click.option("-i", "--inventory", required=required, default=None, metavar="FILE",
-                        type=click.Path(dir_okay=False), help=help)
+    # no explicit default: click >= 8.3 takes a given default (even None) as a value and skips the required check
+    return click.option("-i", "--inventory", required=required, metavar="FILE", type=click.Path(dir_okay=False),
+                        help=help)
 
 
 def json_option(what: str = "the result as one JSON object"):
@@ -267,6 +268,8 @@ def print_table(title: str | None, cols: list[Col], rows: list[list[Cell]], keys
         print("\n".join(lines + ["\t".join(r) for r in text]), file=con.file)   # rich would expand the tabs
         return
     mins = [_min_width(c, [r[i] for r in text]) for i, c in enumerate(cols)]
+    for i in range(keys):           # a key cell stays on one line (up to half the width): rows stay easy to follow
+        mins[i] = max(mins[i], min(max((len(r[i]) for r in text), default=0), con.width // 2))
     maxs = [max([mins[i], *(len(r[i]) for r in text)]) for i in range(len(cols))]
     for n, idx in enumerate(_blocks(mins, keys, con.width)):
         t = Table(title=title if n == 0 else None, title_justify="left")
