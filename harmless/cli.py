@@ -278,19 +278,38 @@ def down(quiet, as_json):
         _print_down(r)
 
 
+_WOULD = {"qos": "apply the QoS the state records (an interrupted harmless qos set/clear)",
+          "restore": "run the interrupted harmless restore again (server side only)",
+          "previous deployment": "put the switches it touched back as before it and rebuild the bridges to the "
+                                 "deployed plan",
+          "down": "do what harmless down does: every switch back to its original config, bridges removed"}
+
+
 @main.command()
+@dry_run_option("say what it would do (read from the journal), change nothing")
 @quiet_option()
 @json_option()
 @handle_errors
-def recover(quiet, as_json):
+def recover(dry_run, quiet, as_json):
     """Finish what an interrupted `up` or `down` left behind (read from its journal).
 
     An interrupted `up` on top of a running deployment: the switches it touched go back to the config they had before
     it and the bridges to the deployed plan. An interrupted first `up` or a `down`: the same as `harmless down`
-    (every switch back to its original, bridges removed). Nothing to do: says so.
+    (every switch back to its original, bridges removed). Nothing to do: says so, exit 0.
     """
-    _need_root()
     from harmless import orchestrator
+    if dry_run:
+        r = orchestrator.recover_preview()
+        if as_json:
+            click.echo(json.dumps(r.model_dump(mode="json")))
+        elif r.recovered == "nothing":
+            out.print("nothing to recover (no interrupted run)")
+        else:
+            out.print(f"{r.details['journal']}; recover would {_WOULD[r.recovered]}"
+                      + (f" (switches it may have changed: {', '.join(r.switches)})" if r.switches else "")
+                      + "; nothing was changed", highlight=False, markup=False)
+        return
+    _need_root()
     r = orchestrator.recover(_progress(quiet or as_json))
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))

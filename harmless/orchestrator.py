@@ -40,7 +40,7 @@ from harmless.steps import (LOCK_WAIT_S, Progress, SwitchEvent, check_trunk_inte
                             refuse_unfinished)
 from harmless.up import UpRun
 
-__all__ = ["backups", "compute", "down", "plan", "recover", "status", "up"]
+__all__ = ["backups", "compute", "down", "plan", "recover", "recover_preview", "status", "up"]
 
 
 def plan(inventory_path: str, progress: Progress = quiet, only: set[str] | None = None) -> PlanResult:
@@ -150,21 +150,56 @@ def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> Re
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         journal.tidy()
         recs = journal.unfinished()
-        if journal.is_finished(recs):
+        s = _state_or_none()
+        kind = _recover_kind(recs, s)
+        if kind == "nothing":
             return RecoverResult(recovered="nothing")
-        first = recs[0]
-        if first.get("op") == "qos":          # an interrupted `harmless qos set/clear`: apply what the state says
+        if kind == "qos":                     # an interrupted `harmless qos set/clear`: apply what the state says
             details = qos_live_finish(recs, progress).model_dump(mode="json")
             return RecoverResult(recovered="qos", details={k: v for k, v in details.items() if k != "recovered"})
-        if first.get("op") == "restore":      # an interrupted harmless restore (server only): run it again
+        if kind == "restore":                 # an interrupted harmless restore (server only): run it again
             return RecoverResult(recovered="restore", details=restore_locked(progress).model_dump(mode="json"))
-        try:
-            s = st.load()
-        except StateError:
-            s = None
-        if first.get("op") == "up" and first.get("prior_deployed") and s and s.plan:
+        if kind == "previous deployment":
             return recover_previous(recs, s, progress)
         return RecoverResult(recovered="down", down=DownRun(progress, on_switch).run())
+
+
+def _state_or_none():
+    try:
+        return st.load()
+    except StateError:
+        return None
+
+
+def _recover_kind(recs: list[dict] | None, s) -> str:
+    """What :func:`recover` does for the journal records ``recs`` and the state ``s`` (a ``RecoverResult.recovered``
+    value): ``nothing`` (no unfinished run), ``qos``, ``restore``, ``previous deployment`` (an interrupted ``up`` on
+    top of a deployment) or ``down``."""
+    if journal.is_finished(recs):
+        return "nothing"
+    first = recs[0]
+    if first.get("op") in ("qos", "restore"):
+        return first["op"]
+    if first.get("op") == "up" and first.get("prior_deployed") and s and s.plan:
+        return "previous deployment"
+    return "down"
+
+
+def recover_preview() -> RecoverResult:
+    """``harmless recover --dry-run``: what :func:`recover` would do, read only (no lock, nothing archived, no device
+    or OVS contacted).
+
+    Returns:
+        :class:`harmless.results.RecoverResult` with ``recovered`` the kind it would do, ``switches`` the switches
+        whose device the interrupted run may have changed, ``details`` ``{"dry_run": True, "journal": <one line
+        about the interrupted run>}``.
+    """
+    recs = journal.unfinished()
+    kind = _recover_kind(recs, _state_or_none())
+    if kind == "nothing":
+        return RecoverResult(recovered="nothing", details={"dry_run": True})
+    return RecoverResult(recovered=kind, switches=journal.touched_switches(recs),
+                         details={"dry_run": True, "journal": journal.describe(recs)})
 
 
 def backups() -> list[dict]:

@@ -385,3 +385,21 @@ def test_every_command_that_prints_progress_has_quiet_and_every_result_json():
             assert "--json" in opts, name
         if "-i" in opts:
             assert "--inventory" in opts, name
+
+
+def test_recover_dry_run_says_what_it_would_do_and_changes_nothing(monkeypatch, tmp_path):
+    from harmless import journal
+    env = {"HARMLESS_STATE_DIR": str(tmp_path)}
+    assert run(["recover", "--dry-run"], env)[:2] == (0, "nothing to recover (no interrupted run)\n")
+    monkeypatch.setenv("HARMLESS_STATE_DIR", str(tmp_path))
+    j = journal.Journal("up")                                       # an interrupted first up (SIGKILL mid-commit)
+    j.record("up.begin", switches=["sw1"], prior_deployed=False)
+    j.record("device.commit", switch="sw1", rollback_to={"file": "f", "sha256": "0" * 64})
+    before = journal.default_path().read_bytes()
+    code, out, err = run(["recover", "--dry-run"], env)
+    assert code == 0, err
+    assert out.startswith("an interrupted harmless up (pid ") and "stopped after step device.commit (sw1)" in out
+    assert "recover would do what harmless down does: every switch back to its original config" in out and "sw1" in out
+    code, out, _ = run(["recover", "--dry-run", "--json"], env)
+    assert json.loads(out)["recovered"] == "down" and json.loads(out)["switches"] == ["sw1"]
+    assert journal.default_path().read_bytes() == before                 # nothing archived, nothing written
