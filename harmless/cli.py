@@ -22,7 +22,7 @@ from rich.text import Text
 
 from harmless import __version__
 # the shared helpers live in harmless.clikit: component command groups import them from there, never from here
-from harmless.clikit import (EXIT_NO_CONTROLLER, EXIT_PARTIAL, Col, config_option, dry_run_option, err,
+from harmless.clikit import (EXIT_FAILURE, EXIT_NO_CONTROLLER, EXIT_PARTIAL, Col, config_option, dry_run_option, err,
                              handle_errors, inventory_option, json_option, out, pick_switch, print_table,
                              quiet_option, split_configs, switch_option)
 from harmless.clikit import need_root as _need_root
@@ -618,7 +618,7 @@ def demo(pings, quiet, as_json):
             ["ping loss after down (direct again)", f"{s['ping_loss_after_down_pct']:.0f}%"]])
         out.print(("[green]demo OK[/green]" if s["ok"] else "[red]demo FAILED[/red]") + f" in {s['seconds']} s")
     if not s["ok"]:
-        sys.exit(1)
+        sys.exit(EXIT_FAILURE)
 
 
 def _register_components():

@@ -56,7 +56,7 @@ def progress(quiet: bool) -> Callable[[str], None]:
     """A progress callback printing ``· msg`` on stderr, or doing nothing when ``quiet``."""
     def p(msg: str) -> None:
         if not quiet:
-            err.print(f"[dim]·[/dim] {msg}", highlight=False)
+            err.print(f"[dim]·[/dim] {escape(msg)}", highlight=False)
     return p
 
 
@@ -79,9 +79,9 @@ def handle_errors(fn):
         except Exception as e:  # noqa: BLE001
             if os.environ.get("HARMLESS_DEBUG"):
                 raise
-            err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (set HARMLESS_DEBUG=1 for a traceback)",
-                      highlight=False, soft_wrap=True)
-            sys.exit(1)
+            err.print(f"[red]internal error:[/red] {type(e).__name__}: {escape(str(e))} (set HARMLESS_DEBUG=1 for a "
+                      "traceback)", highlight=False, soft_wrap=True)
+            sys.exit(EXIT_FAILURE)
     return wrapper
 
 

@@ -403,3 +403,18 @@ def test_recover_dry_run_says_what_it_would_do_and_changes_nothing(monkeypatch, 
     code, out, _ = run(["recover", "--dry-run", "--json"], env)
     assert json.loads(out)["recovered"] == "down" and json.loads(out)["switches"] == ["sw1"]
     assert journal.default_path().read_bytes() == before                 # nothing archived, nothing written
+
+
+def test_the_error_kinds_exit_with_the_documented_codes():
+    """errors.py's and state/journal's exit codes are the rows of docs/cli.md's table (clikit's EXIT_*)."""
+    from harmless import clikit, journal, state
+    from harmless.errors import DeviceError, HarmlessError, InputError, NothingToDo, OvsError
+    assert NothingToDo.exit_code == clikit.EXIT_OK == 0
+    assert HarmlessError.exit_code == DeviceError.exit_code == OvsError.exit_code == state.LockedError.exit_code \
+        == state.StateWriteError.exit_code == clikit.EXIT_FAILURE == 1
+    assert InputError.exit_code == state.StateError.exit_code == clikit.EXIT_INPUT == 2
+    assert journal.Interrupted.exit_code == clikit.EXIT_INTERRUPTED == 130
+    assert (cli.EXIT_PARTIAL, cli.EXIT_NO_CONTROLLER) == (3, 4)
+    table = Path(__file__).parents[2].joinpath("docs", "cli.md").read_text()
+    for code in (0, 1, 2, 3, 4, 130):
+        assert f"\n| {code} | " in table, code
