@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
