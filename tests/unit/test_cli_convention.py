@@ -375,7 +375,7 @@ def test_every_command_that_prints_progress_has_quiet_and_every_result_json():
                 if not c.invoke_without_command:
                     continue
             yield " ".join((*path, name)), {o for p in c.params for o in getattr(p, "opts", [])}
-    progress = {"plan", "up", "down", "recover", "restore", "ports", "demo", "lab up", "qos set", "qos clear",
+    progress = {"plan", "up", "down", "recover", "restore", "ports", "demo", "lab up", "qos set", "qos clear", "bench",
                 "qos demo", "oshi up", "oshi down", "oshi demo", "oshi bench", "overlay up", "overlay demo"}
     for name, opts in commands(main):
         if name in progress:
