@@ -502,7 +502,8 @@ def ports(inventory, switch, configs, driver, quiet, as_json):
         raise InputError("harmless ports", "nothing to read",
                          "give -i inv.yaml (online) or --config [SWITCH=]FILE (offline, with --driver D or -i)")
     if driver and not configs:
-        raise InputError("harmless ports", "--driver is the OS of a saved config", "add --config FILE, or drop --driver")
+        raise InputError("harmless ports", "--driver is the OS of a saved config",
+                         "add --config FILE, or drop --driver")
     if switch and not inventory:
         raise InputError("harmless ports", "--switch needs -i", "add -i inv.yaml or drop --switch")
     if configs:
