@@ -368,7 +368,8 @@ def read_config(text: str) -> tuple[list[tuple[Path, bool]], list[str]]:
 def compare(running: str, candidate: str) -> str:
     """What loading the ``set``/``delete`` ``candidate`` (``load set`` + commit, :func:`apply_commands`) changes in
     the configuration ``running`` (curly text or set commands), as set lines: ``-set ...`` for each statement it
-    removes, then ``+set ...`` for each it adds (''  when nothing changes). Inactive statements of ``running`` are
+    removes, then ``+set ...`` for each it adds ('' when nothing changes); an empty container that gets statements
+    under it is not listed as removed. Inactive statements of ``running`` are
     compared as they are (the candidate does not activate them).
 
     Raises:
@@ -377,7 +378,8 @@ def compare(running: str, candidate: str) -> str:
     before = [p for p, off in read_config(running)[0] if not off]
     after = apply_commands(before, parse_set(candidate))
     gone, new = set(before) - set(after), set(after) - set(before)
-    removed = [p for p in before if p in gone]
+    # an empty container (``family ethernet-switching;``) that now has statements under it is not removed
+    removed = [p for p in before if p in gone and not any(q[:len(p)] == p for q in new)]
     added = [p for p in after if p in new]
     out = ["-" + ln for ln in display_set(removed).splitlines()] + ["+" + ln for ln in display_set(added).splitlines()]
     return "\n".join(out) + ("\n" if out else "")

@@ -149,6 +149,9 @@ def test_junos_show_configuration_capture_plans_offline(monkeypatch, tmp_path):
     assert "+set vlans harmless-sw1-p31 vlan-id 131\n" in diff
     assert "-set interfaces ge-0/0/31 unit 0 family ethernet-switching vlan members LAB\n" in diff
     assert "+set interfaces ge-0/0/40 unit 0 family ethernet-switching interface-mode trunk\n" in diff
+    assert "-set interfaces ge-0/0/40 unit 0 family ethernet-switching\n" not in diff   # filled, not removed
+    assert [ln for ln in diff.splitlines() if ln.startswith("-")] == [
+        f"-set interfaces ge-0/0/3{n} unit 0 family ethernet-switching vlan members LAB" for n in (1, 2)]
     for port, words in (("ge-0/0/0", "has a voice VLAN (11)"), ("ge-0/0/46", "is a routed port"),
                         ("xe-0/2/0", "is a member of ae0"), ("ae0", "is a link aggregation group")):
         assert f"sw1 {port} {words}" in refusal(monkeypatch, tmp_path, cfg, [{"interface": port, "ofport": 1}],
