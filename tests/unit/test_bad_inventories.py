@@ -186,20 +186,30 @@ def test_plan_refuses_bad_inventory_before_contact(src, listener, tlsdir, tmp_pa
 @pytest.mark.parametrize("kind, words", [("directory", "is a directory, not an inventory file"),
                                          ("fifo", "is a FIFO (named pipe), not an inventory file")])
 def test_inventory_that_is_not_a_regular_file_is_one_clear_error(kind, words, tmp_path):
-    """A directory or a FIFO given as -i: one error line naming it (not click's usage text), and a FIFO is refused
-    without opening it for a blocking read (a separate process with a timeout: a hang fails instead of stalling)."""
+    """A directory or a FIFO given as -i: one error line naming it (not click's usage text); a FIFO is refused
+    without a blocking open (`plan` in a separate process with a timeout, so a hang fails instead of stalling; the
+    other commands in-process with a writer poked in after 30 s as a guard)."""
     inv = tmp_path / "inv.yaml"
     if kind == "directory":
         inv.mkdir()
     else:
         os.mkfifo(inv)
+        p = subprocess.run([sys.executable, "-c", "from harmless.cli import main; main()", "plan", "-i", str(inv)],
+                           capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "HARMLESS_STATE_DIR": str(tmp_path / "st")})
+        assert p.returncode == 2 and p.stderr.strip() == f"error: {inv}: {words} (fix: pass the inventory YAML file "\
+                                                         "with -i)", p.stderr
     for cmd in (["plan", "-i", str(inv)], ["ports", "-i", str(inv)], ["up", "-i", str(inv), "--dry-run"]):
-        p = subprocess.run([sys.executable, "-c", "from harmless.cli import main; main()", *cmd], capture_output=True,
-                           text=True, timeout=60, env={**os.environ, "HARMLESS_STATE_DIR": str(tmp_path / "st")})
-        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
-        assert p.returncode == 2 and len(lines) == 1, (cmd, p.stderr)
+        guard = unblock_later(inv, 30) if kind == "fifo" else None
+        try:
+            code, out, err = run_cli(cmd, tmp_path / "st")
+        finally:
+            if guard:
+                guard.cancel()
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code == 2 and len(lines) == 1, (cmd, err)
         assert lines[0].startswith(f"error: {inv}: {words}") and "(fix: pass the inventory YAML file" in lines[0]
-        assert "Usage:" not in p.stderr + p.stdout
+        assert "Usage:" not in err + out
     assert not (tmp_path / "st").exists()
 
 
