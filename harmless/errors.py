@@ -5,6 +5,9 @@ Every user-facing failure is a :class:`HarmlessError` carrying *where* (file and
 """
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class HarmlessError(Exception):
     """A failure the user can act on.
@@ -13,7 +16,8 @@ class HarmlessError(Exception):
         where: file and field (``"examples/lab.yaml: switches[0].access_ports[1].interface"``) or component.
         problem: what is wrong, in one sentence.
         fix: what the user should do about it.
-        exit_code: process exit status the CLI uses (2 = bad input, nothing changed; 1 = runtime failure).
+        exit_code: process exit status the CLI uses (2 = bad input, nothing changed; 1 = runtime failure; the
+            whole table is in docs/cli.md).
     """
 
     exit_code = 1
@@ -35,6 +39,13 @@ class InputError(HarmlessError):
     exit_code = 2
 
 
+class NothingToDo(HarmlessError):
+    """The command has nothing to do (e.g. ``harmless down`` with nothing deployed): the CLI prints the line (not as
+    an error) and exits 0, as running a command whose work is already done is a success (docs/cli.md)."""
+
+    exit_code = 0
+
+
 class DeviceError(HarmlessError):
     """The legacy switch refused, failed or could not be reached."""
 
@@ -45,3 +56,10 @@ class CommitError(DeviceError):
 
 class OvsError(HarmlessError):
     """Open vSwitch (ovsdb-server / ovs-vswitchd / ovs-ofctl) failed."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` naming the choices closest to ``word`` (difflib's ratio >= 0.6, at most two), or
+    ``''`` when none is close. Used where an error names an unknown key, switch or value."""
+    close = difflib.get_close_matches(word, list(choices), n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""

@@ -40,23 +40,25 @@ from harmless.steps import (LOCK_WAIT_S, Progress, SwitchEvent, check_trunk_inte
                             refuse_unfinished)
 from harmless.up import UpRun
 
-__all__ = ["backups", "compute", "down", "plan", "recover", "status", "up"]
+__all__ = ["backups", "compute", "down", "plan", "recover", "recover_preview", "status", "up"]
 
 
-def plan(inventory_path: str, progress: Progress = quiet) -> PlanResult:
+def plan(inventory_path: str, progress: Progress = quiet, only: set[str] | None = None) -> PlanResult:
     """``harmless plan``: the port map and the device diff; nothing changes.
+
+    ``only`` (``--switch``): plan just these switches of the inventory; the others are not contacted.
 
     Raises:
         InputError: bad inventory, secret or plan; DeviceError: a switch cannot be read.
     """
     inv = load_inventory(inventory_path)
-    res, _ = compute(inv, inventory_path, progress)
+    res, _ = compute(inv, inventory_path, progress, only=only)
     return res
 
 
 def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
        on_switch: SwitchEvent = no_event, wait_controller: float = 10.0,
-       keep_on_no_controller: bool = False) -> UpResult:
+       keep_on_no_controller: bool = False, only: set[str] | None = None) -> UpResult:
     """``harmless up``: configure the switch(es) in parallel, build the translator and br-of(s), verify, record state.
 
     Every step is journaled before it happens (:mod:`harmless.journal`); the state directory is locked for the run.
@@ -80,6 +82,8 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
             (0 = do not wait); none → :class:`harmless.otc.controllers.NoControllerError` after rolling back.
         keep_on_no_controller: when the wait times out, keep the deployment (``controllers_missing`` in the result)
             instead of rolling back.
+        only: ``--switch``: read, change and report just these switches of the inventory; every other switch of
+            the deployment keeps its deployed plan (its device is not contacted), one not deployed stays so.
 
     Returns:
         :class:`harmless.results.UpResult` (``--json``: ``{"plan", "diffs", "changed", "ovs", "results": {switch:
@@ -102,7 +106,8 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         refuse_unfinished(src)
-        return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller).run()
+        return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller,
+                     only).run()
 
 
 def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownResult:
@@ -120,7 +125,7 @@ def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownR
         equals its original, ``ports_restored``, ``server``: what was removed).
 
     Raises:
-        InputError: nothing is deployed.
+        NothingToDo: nothing is deployed (the CLI exits 0).
         LockedError: another harmless holds the state directory.
         HarmlessError: a device could not be restored (the journal is kept so ``down`` can be retried).
     """
@@ -145,21 +150,56 @@ def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> Re
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         journal.tidy()
         recs = journal.unfinished()
-        if journal.is_finished(recs):
+        s = _state_or_none()
+        kind = _recover_kind(recs, s)
+        if kind == "nothing":
             return RecoverResult(recovered="nothing")
-        first = recs[0]
-        if first.get("op") == "qos":          # an interrupted `harmless qos set/clear`: apply what the state says
+        if kind == "qos":                     # an interrupted `harmless qos set/clear`: apply what the state says
             details = qos_live_finish(recs, progress).model_dump(mode="json")
             return RecoverResult(recovered="qos", details={k: v for k, v in details.items() if k != "recovered"})
-        if first.get("op") == "restore":      # an interrupted harmless restore (server only): run it again
+        if kind == "restore":                 # an interrupted harmless restore (server only): run it again
             return RecoverResult(recovered="restore", details=restore_locked(progress).model_dump(mode="json"))
-        try:
-            s = st.load()
-        except StateError:
-            s = None
-        if first.get("op") == "up" and first.get("prior_deployed") and s and s.plan:
+        if kind == "previous deployment":
             return recover_previous(recs, s, progress)
         return RecoverResult(recovered="down", down=DownRun(progress, on_switch).run())
+
+
+def _state_or_none():
+    try:
+        return st.load()
+    except StateError:
+        return None
+
+
+def _recover_kind(recs: list[dict] | None, s) -> str:
+    """What :func:`recover` does for the journal records ``recs`` and the state ``s`` (a ``RecoverResult.recovered``
+    value): ``nothing`` (no unfinished run), ``qos``, ``restore``, ``previous deployment`` (an interrupted ``up`` on
+    top of a deployment) or ``down``."""
+    if journal.is_finished(recs):
+        return "nothing"
+    first = recs[0]
+    if first.get("op") in ("qos", "restore"):
+        return first["op"]
+    if first.get("op") == "up" and first.get("prior_deployed") and s and s.plan:
+        return "previous deployment"
+    return "down"
+
+
+def recover_preview() -> RecoverResult:
+    """``harmless recover --dry-run``: what :func:`recover` would do, read only (no lock, nothing archived, no device
+    or OVS contacted).
+
+    Returns:
+        :class:`harmless.results.RecoverResult` with ``recovered`` the kind it would do, ``switches`` the switches
+        whose device the interrupted run may have changed, ``details`` ``{"dry_run": True, "journal": <one line
+        about the interrupted run>}``.
+    """
+    recs = journal.unfinished()
+    kind = _recover_kind(recs, _state_or_none())
+    if kind == "nothing":
+        return RecoverResult(recovered="nothing", details={"dry_run": True})
+    return RecoverResult(recovered=kind, switches=journal.touched_switches(recs),
+                         details={"dry_run": True, "journal": journal.describe(recs)})
 
 
 def backups() -> list[dict]:
@@ -168,7 +208,7 @@ def backups() -> list[dict]:
     return [{k: e.get(k) for k in ("switch", "time", "sha256", "role", "status", "file")} for e in st.backup_index()]
 
 
-def status(with_device: bool = True) -> StatusReport:
+def status(with_device: bool = True, only: str | None = None) -> StatusReport:
     """``harmless status``: port map, link state, per-port counters, controller connections
-    (:func:`harmless.status.status`)."""
-    return _status(with_device)
+    (:func:`harmless.status.status`; ``only``: just that switch)."""
+    return _status(with_device, only)

@@ -7,13 +7,16 @@ changed when it is raised (``plan`` and ``up`` run the rules before the first ch
 
 Rules (override in brackets, only where a user can have a good reason):
 
-* access port is a trunk, a LAG member or a LAG, an MLAG peer link, a routed port, the management interface, the
-  port HARMLESS's own session arrives on, of an unknown mode (private VLAN, ...), or a dot1q-tunnel port without
-  ``qinq: true`` → refused [none];
+* access port is a trunk, a LAG member or a LAG, an MLAG peer link, a routed port, the management interface (also
+  the SVI carrying the switch's management address), an access port of the management VLAN (the VLAN whose layer-3
+  interface carries the inventory's ``host``), the port HARMLESS's own session arrives on, of an unknown mode
+  (private VLAN, EOS ``trunk phone``, ...), or a dot1q-tunnel port without ``qinq: true`` → refused [none];
 * access port with a voice VLAN, 802.1X/MAB or port security → refused [per port ``keep: [voice, dot1x,
   port_security]``: the switch keeps running the feature, see :data:`KEEP_CONSEQUENCE`];
 * trunk is a member of a LAG it is not, an MLAG peer link, a routed or the management port → refused [none];
 * VTP client → refused [none: a client cannot create VLANs]; VTP server → refused [switch ``vtp: allow``];
+* the configuration has lines the reader cannot read (the port model's own ``unparsed``: a saved config that was
+  edited or cut) → refused [none: what its ports are is not certain];
 * the plan would run more PVST+/Rapid-PVST+ instances than the platform has (:data:`STP_INSTANCE_LIMITS`) →
   refused [switch ``stp_instance_limit: N`` when the user knows the platform's real figure];
 * a chosen VID is a VLAN the switch defines or references (the planner avoids them; this is the guard), or (EOS) an
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 from harmless.errors import InputError
 from harmless.inventory import AccessPort, Switch
 from harmless.switch_drivers.base import DeviceFacts
-from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
+from harmless.switch_drivers.portmodel import PortInfo, SwitchModel, management_vlans
 
 __all__ = ["KEEP_CONSEQUENCE", "STP_INSTANCE_LIMITS", "Session", "check_chosen", "check_facts", "check_plan",
            "check_switch", "model_vlans", "session_of", "stp_limit"]
@@ -72,6 +75,8 @@ class Session:
         defined_vlans: VLANs that exist on the device (``show vlan``), used for the spanning-tree count; empty =
             take the model's VLANs.
         driver: inventory driver name (``ios``, ``eos``, ...).
+        management_vlans: VLANs whose layer-3 interface carries the switch's management address (the inventory's
+            ``host``; :func:`~harmless.switch_drivers.portmodel.management_vlans`).
     """
 
     where: str
@@ -79,6 +84,7 @@ class Session:
     session_port: str | None = None
     defined_vlans: frozenset[int] = field(default_factory=frozenset)
     driver: str = ""
+    management_vlans: frozenset[int] = field(default_factory=frozenset)
 
 
 def _describe(p: PortInfo) -> str:
@@ -102,6 +108,12 @@ def _port_refusal(sw: Switch, s: Session, j: int, ap: AccessPort, p: PortInfo) -
     if p.management:
         return InputError(where, f"{name} is the switch's management interface",
                           "remove it from access_ports (it is not an Ethernet access port)")
+    if p.mode in ("access", "dynamic") and p.access_vid in s.management_vlans:
+        return InputError(where, f"{name} is an access port of VLAN {p.access_vid}, the switch's management VLAN (its "
+                          f"layer-3 interface carries {sw.host}, the address HARMLESS manages {sw.name} at): the "
+                          "management session may arrive on it, and migrating it would cut it",
+                          "remove it from access_ports, or move the switch's management address to a VLAN no "
+                          "migrated port is in")
     if p.mlag_peer_link:
         return InputError(where, f"{name} is part of the MLAG peer link" + (f" ({p.lag})" if p.lag else ""),
                           "remove it from access_ports; never migrate a peer link")
@@ -160,6 +172,12 @@ def check_switch(sw: Switch, model: SwitchModel, s: Session) -> None:
                          "advertised to every switch of its VTP domain (and raise the domain's revision number)",
                          "set 'vtp mode transparent' on the switch first, or add vtp: allow to this switch to "
                          "accept VLANs harmless-* appearing domain-wide (down deletes them again)")
+    if model.unparsed:
+        more = f" (and {len(model.unparsed) - 1} more)" if len(model.unparsed) > 1 else ""
+        raise InputError(s.where, f"{sw.name}'s configuration has lines HARMLESS cannot read, so what its ports are "
+                         f"is not certain: {model.unparsed[0]}{more}",
+                         "correct those lines (a switch never prints them: the saved config was edited or cut; "
+                         "harmless ports lists them all), then plan again")
     # inventory names match the device's canonically where the inventory knows how (Gi0/1 = GigabitEthernet0/1)
     canon = getattr(sw, "canonical", None) or (lambda name: name)
     by_name = {canon(p.interface): p for p in model.ports}
@@ -258,8 +276,9 @@ def _check_eos_internal_vlans(sw: Switch, model: SwitchModel, vids: dict[str, in
 # ----------------------------------------------------------------------------- the planner's entry points
 def session_of(sw: Switch, facts: DeviceFacts, where: str) -> Session:
     """The :class:`Session` of a switch from its device facts (platform, session port, VLANs that exist)."""
+    mgmt = management_vlans(facts.port_model, sw.host) if facts.port_model is not None else frozenset()
     return Session(where=where, platform=facts.model, session_port=facts.session_port,
-                   defined_vlans=frozenset(facts.vlans), driver=sw.driver)
+                   defined_vlans=frozenset(facts.vlans), driver=sw.driver, management_vlans=mgmt)
 
 
 def model_vlans(facts: DeviceFacts) -> set[int]:
