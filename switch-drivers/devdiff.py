@@ -273,7 +273,8 @@ def config_diff(before: str, after: str, syntax: str) -> DeviceDiff:
 #: Hardware Component Command Reference, ``switchport``; Arista EOS User Manual, "Ethernet ports"/"VLANs")
 _CISCO_SINGLE = ("switchport mode ", "switchport access vlan ", "switchport trunk native vlan ",
                  "switchport trunk encapsulation ", "switchport voice vlan ", "switchport dot1q ethertype ",
-                 "description ", "name ", "speed ", "duplex ", "mtu ", "channel-group ", "switchport trunk allowed vlan ")
+                 "description ", "name ", "speed ", "duplex ", "mtu ", "channel-group ",
+                 "switchport trunk allowed vlan ")
 _ALLOWED = "switchport trunk allowed vlan "
 
 
