@@ -17,7 +17,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.markup import escape
 
-from harmless.errors import HarmlessError
+from harmless.errors import HarmlessError, Refused, report_lines, summary
 
 #: human output (stdout); machine output (``--json``) is printed with ``click.echo`` or ``out.print_json``
 out = Console()
@@ -40,6 +40,10 @@ def handle_errors(fn):
     def wrapper(*a, **kw):
         try:
             return fn(*a, **kw)
+        except Refused as e:                # every refusal at once, with the warnings and notes found with them
+            print_findings(e.findings, err)
+            err.print(f"{summary(e.findings)}: nothing was changed", highlight=False, soft_wrap=True)
+            sys.exit(e.exit_code)
         except HarmlessError as e:
             err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
             sys.exit(e.exit_code)
@@ -53,6 +57,16 @@ def handle_errors(fn):
                       highlight=False, soft_wrap=True)
             sys.exit(1)
     return wrapper
+
+
+_COLOURS = {"error": "red", "warning": "yellow", "note": "cyan"}
+
+
+def print_findings(findings, console: Console | None = None) -> None:
+    """Print findings (:class:`harmless.errors.Finding`) one line each, ``error:``/``warning:``/``note:``, shared
+    explanations once (:func:`harmless.errors.report_lines`)."""
+    for label, text in report_lines(list(findings)):
+        (console or err).print(f"[{_COLOURS[label]}]{label}:[/] {escape(text)}", highlight=False, soft_wrap=True)
 
 
 def need_root() -> None:

@@ -113,3 +113,37 @@ def raise_refusals(findings: list[Finding]) -> None:
     """Raise :class:`Refused` with ``findings`` when any of them is a refusal; return otherwise."""
     if any(f.severity == "refusal" for f in findings):
         raise Refused(findings)
+
+
+#: the label the CLI prints before a finding of each severity
+LABELS = {"refusal": "error", "warning": "warning", "note": "note"}
+
+
+def report_lines(findings: list[Finding]) -> list[tuple[str, str]]:
+    """The lines to print for ``findings``, as ``(label, text)``: refusals, then warnings, then notes (each in
+    order), then every shared explanation once, with the ports it concerns (pure).
+
+    Returns:
+        e.g. ``[("error", "inv.yaml: switches[0].access_ports[0].keep: sw1 Gi1/0/5 has a voice VLAN (110) ...
+        (fix: ...)"), ..., ("note", "keep: [voice]: the voice VLAN stays ... (sw1: Gi1/0/5, Gi1/0/6)")]``.
+    """
+    order = {"refusal": 0, "warning": 1, "note": 2}
+    out = [(LABELS[f.severity], f.line()) for f in sorted(findings, key=lambda f: order[f.severity])]
+    shared: dict[str, dict[str, list[str]]] = {}
+    for f in findings:
+        for x in f.explain:
+            ports = shared.setdefault(x, {}).setdefault(f.switch or "", [])
+            if f.port and f.port not in ports:
+                ports.append(f.port)
+    for x, by_switch in shared.items():
+        who = "; ".join(f"{sw}: {', '.join(ports)}" if sw else ", ".join(ports) for sw, ports in by_switch.items()
+                        if ports)
+        out.append(("note", f"{x}" + (f" ({who})" if who else "")))
+    return out
+
+
+def summary(findings: list[Finding]) -> str:
+    """``"6 refusals, 1 warning"`` (severities with none left out; ``"nothing to report"`` when empty)."""
+    counts = [(sum(1 for f in findings if f.severity == s), s) for s in ("refusal", "warning", "note")]
+    parts = [f"{n} {s}{'s' if n != 1 else ''}" for n, s in counts if n]
+    return ", ".join(parts) or "nothing to report"

@@ -20,6 +20,7 @@ from harmless import preflight
 from harmless.errors import Finding, raise_refusals
 from harmless.inventory import Inventory, Switch, Trunk, port_index
 from harmless.qos.model import PortQos
+from harmless.switch_drivers import devdiff
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
 
 
@@ -327,6 +328,8 @@ def _trunk_plans(sw: Switch, facts: DeviceFacts, spell: dict[str, str], port_pla
     """Each trunk's plan: its VIDs, ``shared`` from the inventory, ``bring_up`` when the port is shut now."""
     model = facts.port_model
     shut = {p.interface for p in model.ports if p.shutdown} if model is not None else set()
+    if preflight.is_procurve(sw):
+        shut = set()                    # refused by preflight: ProCurve cannot bring a trunk up and back down
     return tuple(
         TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),
                   tuple(sorted(pp.vid for pp in port_plans if pp.trunk == spell[t.switch_port])),
@@ -446,3 +449,18 @@ def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | No
         Refused: (an InputError) every refusal of every switch.
     """
     return plan_with_findings(inv, facts, previous, src, caps)[0]
+
+
+def device_change(sw: Switch, running: str, candidate: str, where: str) -> tuple[devdiff.DeviceDiff | None,
+                                                                               list[Finding]]:
+    """The full device diff of merging ``candidate`` into ``running`` on switch ``sw`` (pure; the same online and
+    offline: :func:`harmless.switch_drivers.devdiff.merge_diff` in the switch's syntax).
+
+    Returns:
+        ``(diff, [])``, or ``(None, [warning])`` when the configuration cannot be read for a diff.
+    """
+    try:
+        return devdiff.merge_diff(running, candidate, devdiff.syntax_of(sw.driver, sw.optional_args)), []
+    except (KeyError, ValueError) as e:
+        return None, [Finding(severity="warning", kind="diff-unavailable", where=where, switch=sw.name,
+                              problem=f"no full diff for {sw.name}: {e}; the device's own diff is shown instead")]

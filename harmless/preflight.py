@@ -315,11 +315,26 @@ def trunk_findings(sw: Switch, model: SwitchModel, s: Session, j: int, p: PortIn
                                f"VLANs {_vid_list(other)} on it and adds HARMLESS's" if other else "its bundle"),
                            switch=sw.name, port=t.switch_port))
     if p.shutdown:
-        out.append(Finding(severity="warning", kind="trunk-shutdown", where=f"{where}.switch_port",
-                           problem=f"{name} is shut down (administratively down): the plan brings it up (no "
-                           "shutdown); down shuts it again", fix="if it is shut for a reason, name another port",
-                           switch=sw.name, port=t.switch_port))
+        out.append(_shut_trunk(sw, t, where, name))
     return out
+
+
+def is_procurve(sw: Switch) -> bool:
+    """The switch speaks ProCurve's syntax (driver ``procurve``, or ``netmiko_cli`` with ``hp_procurve``)."""
+    return sw.driver == "procurve" or (sw.driver == "netmiko_cli" and sw.optional_args.get("device_type") ==
+                                       "hp_procurve")
+
+
+def _shut_trunk(sw: Switch, t: Trunk, where: str, name: str) -> Finding:
+    """A shut trunk: brought up by the plan (warning), or refused where the driver cannot render it and give it
+    back (ProCurve's line-wise restore changes VLANs only)."""
+    if is_procurve(sw):
+        return _refusal("trunk-shutdown", f"{where}.switch_port", sw, t.switch_port, f"{name} is disabled "
+                        "(administratively down); the ProCurve driver cannot enable it and disable it again on down",
+                        f"enable it on the switch first (interface {t.switch_port} enable), or name another port")
+    return Finding(severity="warning", kind="trunk-shutdown", where=f"{where}.switch_port", switch=sw.name,
+                   port=t.switch_port, problem=f"{name} is shut down (administratively down): the plan brings it up "
+                   "(no shutdown); down shuts it again", fix="if it is shut for a reason, name another port")
 
 
 def _vid_list(vids) -> str:
@@ -441,7 +456,7 @@ def load_findings(sw: Switch, model: SwitchModel, s: Session, ports_of: dict[str
         total = sum(speeds)
         ratio = total / trunk
         line = (f"{name} carries {len(ports)} migrated ports, {speeds_mod.format_mbps(total)} over "
-                f"{speeds_mod.format_mbps(trunk)}: {ratio:.2g}:1 (limit {limit:g}:1)")
+                f"{speeds_mod.format_mbps(trunk)}: {_ratio(ratio)}:1 (limit {limit:g}:1)")
         if ratio > limit:
             out.append(Finding(severity="warning", kind="trunk-oversubscribed", where=where, switch=sw.name,
                                port=t.switch_port, problem=line + "; hairpinned traffic will queue and drop on it",
@@ -451,6 +466,10 @@ def load_findings(sw: Switch, model: SwitchModel, s: Session, ports_of: dict[str
             out.append(Finding(severity="note", kind="trunk-load", where=where, switch=sw.name, port=t.switch_port,
                                problem=line))
     return out
+
+
+def _ratio(x: float) -> str:
+    return f"{x:.1f}".rstrip("0").rstrip(".")
 
 
 def _speed(driver: str, p: PortInfo | None, name: str) -> int | None:
