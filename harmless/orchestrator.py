@@ -56,32 +56,38 @@ def plan(inventory_path: str, progress: Progress = quiet) -> PlanResult:
         InputError: bad inventory, secret or plan; DeviceError: a switch cannot be read.
     """
     inv = load_inventory(inventory_path)
-    progress("checking the controllers from the server")
-    checks, found = reach.check_controllers(inv, inventory_path)
-    found = [f.model_copy(update={"severity": "warning", "problem": f.problem + "; up refuses this (unless "
-                                  "--no-wait)"}) if f.severity == "refusal" else f for f in found]
     try:
         res, _ = compute(inv, inventory_path, progress)
     except Refused as e:
-        raise Refused([*e.findings, *found]) from None
-    res.controllers = checks
+        raise Refused([*e.findings, *_plan_controllers(inv, inventory_path, progress)[1]]) from None
+    res.controllers, found = _plan_controllers(inv, inventory_path, progress)
     res.findings = [*res.findings, *found]
     return res
+
+
+def _plan_controllers(inv, src: str, progress: Progress) -> tuple[list, list]:
+    """``plan``'s controller check: :func:`harmless.otc.reach.check_controllers` with its refusals as warnings."""
+    progress("checking the controllers from the server")
+    checks, found = reach.check_controllers(inv, src)
+    return checks, [f.model_copy(update={"severity": "warning", "problem": f.problem + "; up refuses this (unless "
+                                         "--no-wait)"}) if f.severity == "refusal" else f for f in found]
 
 
 def check_controllers_before_up(inv, src: str, progress: Progress, wait_controller: float,
                                 keep_on_no_controller: bool) -> None:
     """``up``'s controller check, before any device is touched: refuse when some br-of has no reachable
-    controller (:func:`harmless.otc.reach.check_controllers`). Skipped with ``--no-wait``; only reported with
-    ``--keep-on-no-controller`` (the user asked to migrate without one).
+    controller within ``wait_controller`` seconds (:func:`harmless.otc.reach.check_controllers`). Skipped with
+    ``--no-wait``; only reported with ``--keep-on-no-controller`` (the user asked to migrate without one).
 
     Raises:
         Refused: the unreachable controllers, their reasons and the fix (nothing was touched).
     """
     if wait_controller <= 0:
         return
+    for i, sw in enumerate(inv.switches):   # bad input first: a secret reference that does not resolve
+        sw.password(f"{src}: switches[{i}]")
     progress("checking the controllers from the server before touching any switch")
-    _checks, found = reach.check_controllers(inv, src)
+    _checks, found = reach.check_controllers(inv, src, wait_s=wait_controller, progress=progress)
     for f in found:
         if f.severity != "refusal" or keep_on_no_controller:
             progress(f"{'note' if f.severity == 'note' else 'warning'}: {f.line()}")

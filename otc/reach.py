@@ -13,7 +13,8 @@ For every ``tcp:``/``ssl:`` target of every br-of, from the network namespace HA
    (something listens there, but it may not be an OpenFlow controller).
 
 A br-of with several controllers is refused only when none of them answers (OVS connects to each, and ``up`` waits
-for one); the others are warnings. ``harmless up --no-wait`` skips the check (a controller started later).
+for one); the others are warnings. ``up`` keeps probing for up to ``--wait-controller`` seconds (a controller that
+is still starting) before it refuses; ``harmless up --no-wait`` skips the check (a controller started later).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import os
 import socket
 import ssl
 import sys
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -167,9 +169,14 @@ def _jobs(inv: Inventory) -> list[tuple[int, str, str, list[str] | None]]:
     return out
 
 
-def check_controllers(inv: Inventory, src: str, timeout: float = PROBE_TIMEOUT_S
-                      ) -> tuple[list[ControllerCheck], list[Finding]]:
+def check_controllers(inv: Inventory, src: str, timeout: float = PROBE_TIMEOUT_S, wait_s: float = 0,
+                      progress=lambda m: None) -> tuple[list[ControllerCheck], list[Finding]]:
     """Check every controller of every switch from the server's namespace (:func:`probe_in_netns`).
+
+    Args:
+        wait_s: keep probing (about once a second) for up to this many seconds while some br-of has no reachable
+            controller (a controller that is still starting); 0: probe once.
+        progress: one-line progress callback (told when it waits).
 
     Returns:
         ``(checks, findings)``: per br-of with controllers, a refusal when none is reachable (the reason of each
@@ -180,18 +187,29 @@ def check_controllers(inv: Inventory, src: str, timeout: float = PROBE_TIMEOUT_S
     if not jobs:
         return [], []
     ns = inv.server.netns
-    try:
-        if ns and not os.path.exists(f"/run/netns/{ns}"):
-            raise HarmlessError(f"{src}: server.netns", f"no network namespace {ns}",
-                                f"create it (ip netns add {ns}) or remove server.netns")
-        got = probe_in_netns([{"target": t, "tls": tls} for _, _, t, tls in jobs], ns, timeout)
-    except HarmlessError as e:
-        checks = [ControllerCheck(switch=n, bridge=f"br-of-{n}", target=t, stage="unchecked", reason=e.problem)
-                  for _, n, t, _ in jobs]
-        return checks, [Finding(severity="warning", kind="controller-unchecked", where=str(e.where),
-                                problem=f"controller reachability not checked: {e.problem}", fix=e.fix)]
-    checks = [ControllerCheck(switch=n, bridge=f"br-of-{n}", target=t, **r) for (_, n, t, _), r in zip(jobs, got)]
-    return checks, _findings(inv, src, jobs, checks)
+    end = time.monotonic() + wait_s
+    told = False
+    while True:
+        try:
+            if ns and not os.path.exists(f"/run/netns/{ns}"):
+                raise HarmlessError(f"{src}: server.netns", f"no network namespace {ns}",
+                                    f"create it (ip netns add {ns}) or remove server.netns")
+            got = probe_in_netns([{"target": t, "tls": tls} for _, _, t, tls in jobs], ns, timeout)
+        except HarmlessError as e:
+            checks = [ControllerCheck(switch=n, bridge=f"br-of-{n}", target=t, stage="unchecked", reason=e.problem)
+                      for _, n, t, _ in jobs]
+            return checks, [Finding(severity="warning", kind="controller-unchecked", where=str(e.where),
+                                    problem=f"controller reachability not checked: {e.problem}", fix=e.fix)]
+        checks = [ControllerCheck(switch=n, bridge=f"br-of-{n}", target=t, **r)
+                  for (_, n, t, _), r in zip(jobs, got)]
+        found = _findings(inv, src, jobs, checks)
+        if not any(f.severity == "refusal" for f in found) or time.monotonic() >= end:
+            return checks, found
+        if not told:
+            progress(f"waiting up to {wait_s:g} s for a controller: " + "; ".join(
+                f.problem for f in found if f.severity == "refusal"))
+            told = True
+        time.sleep(min(1.0, max(0.0, end - time.monotonic())))
 
 
 def _findings(inv: Inventory, src: str, jobs: list, checks: list[ControllerCheck]) -> list[Finding]:
