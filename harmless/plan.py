@@ -208,7 +208,10 @@ def _spellings(sw: Switch, facts: DeviceFacts, where: str) -> tuple[dict[str, st
     refusals: a port the device does not have (left out of the mapping); an access port without an OpenFlow port
     number or sharing one."""
     dev: dict[str, str] = {}
-    for name in facts.interfaces:           # Junos lists ge-0/0/7 and its unit ge-0/0/7.0: the port's own name wins
+    model = tuple(p.interface for p in facts.port_model.ports) if facts.port_model is not None else ()
+    # the device's interfaces, and those its running config has (a Port-channel some getters leave out)
+    for name in (*facts.interfaces, *(m for m in model if facts.interfaces)):
+        # Junos lists ge-0/0/7 and its unit ge-0/0/7.0: the port's own name wins
         c = sw.canonical(name)
         if c not in dev or name == c:
             dev[c] = name

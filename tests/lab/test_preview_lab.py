@@ -142,7 +142,7 @@ def test_up_with_the_controller_down_is_refused_before_any_contact(plab):
         assert err.rstrip().endswith("1 refusal: nothing was changed")
         assert proxy.count == 0                              # the switch was never contacted
         assert plab.running_config() == before
-        assert st.load() is None and journal.unfinished() == [] and st.backup_index() == []
+        assert st.load() is None and not journal.unfinished() and st.backup_index() == []
         # control: plan goes through the proxy (so 0 above means no contact) and only warns about the controller
         code, out, err = cli("plan", "-i", inv)
         assert code == 0, err
@@ -187,8 +187,8 @@ def test_full_diff_online_equals_offline_and_up_leaves_what_it_showed(plab):
     code, out, err = cli("plan", "-i", inv, "--json")
     code_off, out_off, err_off = cli("plan", "-i", inv, "--json", "--config", f"sw1={saved}")
     assert code == 0 and code_off == 0, err + err_off
-    online, offline = (json.loads(o.strip().splitlines()[-1]) for o in (out, out_off))
-    assert online["changes"] == offline["changes"]
+    online, saved_plan = (json.loads(o.strip().splitlines()[-1]) for o in (out, out_off))
+    assert online["changes"] == saved_plan["changes"]
     text = online["changes"]["sw1"]["text"]
     assert " interface FastEthernet0/7\n- switchport access vlan 100\n+ switchport access vlan 107\n" in text
     assert " interface GigabitEthernet0/1\n- shutdown\n" in text
