@@ -251,3 +251,48 @@ def test_controller_verdicts_per_bridge(monkeypatch, tmp_path):
                                "tcp:10.0.0.3:6653: tlsv1 alert unknown ca (fix: start the controller (or fix the "
                                "address, port, firewall or TLS files) before up; up --no-wait skips this check and "
                                "migrates without a controller)")
+
+
+# ----------------------------------------------------------------------------- renders of shared and shut trunks
+def test_shared_and_shut_trunks_render_and_a_second_merge_is_empty():
+    from harmless.switch_drivers import devdiff
+    from harmless.switch_drivers.base import AccessPortChange, TrunkChange
+    from harmless.switch_drivers.ios import render as ios_render
+    from harmless.switch_drivers.junos import render as junos_render
+
+    run = ("interface FastEthernet0/7\n switchport access vlan 10\n switchport mode access\n"
+           "interface GigabitEthernet0/2\n switchport trunk allowed vlan 10,20\n switchport mode trunk\n shutdown\n")
+    access = [AccessPortChange("FastEthernet0/7", 107, "harmless-sw1-p7")]
+    cand = ios_render.render_config(access, [TrunkChange("GigabitEthernet0/2", (107,), shared=True, bring_up=True)],
+                                    current=run)
+    assert "interface GigabitEthernet0/2\n switchport mode trunk\n switchport trunk allowed vlan 10,20,107\n" \
+           " no shutdown\n" in cand
+    after = devdiff.merged(run, cand, "ios")
+    again = ios_render.render_config(access, [TrunkChange("GigabitEthernet0/2", (107,), shared=True)], current=after)
+    assert devdiff.merge_diff(after, again, "ios").empty
+    # a shared trunk that carries every VLAN keeps doing so: no allowed line
+    every = "interface GigabitEthernet0/2\n switchport mode trunk\n"
+    cand = ios_render.render_config(access, [TrunkChange("GigabitEthernet0/2", (107,), shared=True)], current=every)
+    assert "allowed vlan" not in cand
+    # without the current config: "add"
+    assert " switchport trunk allowed vlan add 107\n" in ios_render.render_config(
+        access, [TrunkChange("GigabitEthernet0/2", (107,), shared=True)])
+    # Junos: a shared trunk keeps its members (no delete of its family), a shut one loses its disable
+    cand = junos_render.render_config([AccessPortChange("ge-0/0/7", 107, "harmless-sw1-p7")],
+                                      [TrunkChange("ge-0/0/23", (107,), shared=True, bring_up=True)])
+    assert "delete interfaces ge-0/0/23 unit 0 family ethernet-switching" not in cand
+    assert "delete interfaces ge-0/0/23 disable\n" in cand
+    assert "delete interfaces ge-0/0/7 unit 0 family ethernet-switching\n" in cand
+
+
+def test_a_disabled_procurve_trunk_is_refused(tmp_path):
+    cfg = tmp_path / "p.cfg"
+    cfg.write_text('hostname "sw"\ninterface 24\n   disable\n   exit\nvlan 1\n   name "DEFAULT_VLAN"\n'
+                   '   untagged 1-24\n   exit\n')
+    sw = parse_inventory(yaml.safe_dump({"switches": [{
+        "name": "s", "driver": "procurve", "host": "h", "username": "u", "password_env": "X",
+        "access_ports": ["7"], "trunks": [{"switch_port": "24", "server_interface": "eth1"}]}]}), "i.yaml").switches[0]
+    from harmless.switch_drivers.procurve.model import parse_model
+    found = preflight.switch_findings(sw, parse_model(cfg.read_text()), preflight.Session(where="w", driver="procurve"))
+    assert [(f.severity, f.kind) for f in found] == [("refusal", "trunk-shutdown")]
+    assert "interface 24 enable" in found[0].fix
