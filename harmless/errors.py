@@ -6,6 +6,8 @@ collect :class:`Finding` objects (refusals, warnings, notes) and raise them all 
 """
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -18,7 +20,8 @@ class HarmlessError(Exception):
         where: file and field (``"examples/lab.yaml: switches[0].access_ports[1].interface"``) or component.
         problem: what is wrong, in one sentence.
         fix: what the user should do about it.
-        exit_code: process exit status the CLI uses (2 = bad input, nothing changed; 1 = runtime failure).
+        exit_code: process exit status the CLI uses (2 = bad input, nothing changed; 1 = runtime failure; the
+            whole table is in docs/cli.md).
     """
 
     exit_code = 1
@@ -38,6 +41,13 @@ class InputError(HarmlessError):
     """Bad input (inventory, arguments, catalog): nothing was changed. Exit code 2."""
 
     exit_code = 2
+
+
+class NothingToDo(HarmlessError):
+    """The command has nothing to do (e.g. ``harmless down`` with nothing deployed): the CLI prints the line (not as
+    an error) and exits 0, as running a command whose work is already done is a success (docs/cli.md)."""
+
+    exit_code = 0
 
 
 class DeviceError(HarmlessError):
@@ -147,3 +157,10 @@ def summary(findings: list[Finding]) -> str:
     counts = [(sum(1 for f in findings if f.severity == s), s) for s in ("refusal", "warning", "note")]
     parts = [f"{n} {s}{'s' if n != 1 else ''}" for n, s in counts if n]
     return ", ".join(parts) or "nothing to report"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` naming the choices closest to ``word`` (difflib's ratio >= 0.6, at most two), or
+    ``''`` when none is close. Used where an error names an unknown key, switch or value."""
+    close = difflib.get_close_matches(word, list(choices), n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""

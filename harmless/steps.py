@@ -147,18 +147,20 @@ def restore_device(drv: SwitchDriver, target: str) -> bool:
 
 
 def _read_devices(inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent,
-                  drivers: dict[str, SwitchDriver]) -> dict[str, fleet.SwitchOutcome]:
-    """Open a session to every switch and read its facts and capabilities, in parallel (sessions into ``drivers``)."""
+                  drivers: dict[str, SwitchDriver], only: set[str] | None = None) -> dict[str, fleet.SwitchOutcome]:
+    """Open a session to every switch (of ``only``, when given) and read its facts and capabilities, in parallel
+    (sessions into ``drivers``)."""
+    chosen = [(i, sw) for i, sw in enumerate(inv.switches) if only is None or sw.name in only]
     # resolve every secret reference before contacting any device
-    passwords = {sw.name: sw.password(f"{src}: switches[{i}]") for i, sw in enumerate(inv.switches)}
-    where = {sw.name: f"{src}: switches[{i}]" for i, sw in enumerate(inv.switches)}
+    passwords = {sw.name: sw.password(f"{src}: switches[{i}]") for i, sw in chosen}
+    where = {sw.name: f"{src}: switches[{i}]" for i, sw in chosen}
 
     def read(sw: Switch) -> tuple[DeviceFacts, Capabilities]:
         progress(f"connecting to {sw.name} ({sw.driver}) at {sw.host}:{sw.port}")
         drivers[sw.name] = connect(sw, where[sw.name], passwords[sw.name])
         return drivers[sw.name].facts(), drivers[sw.name].capabilities
 
-    return fleet.run_per_switch(list(inv.switches), read,
+    return fleet.run_per_switch([sw for _, sw in chosen], read,
                                 on_done=lambda o: on_switch(o.name, "read") if o.ok else None)
 
 
@@ -197,8 +199,8 @@ def _result(inv: Inventory, src: str, plan: Plan, findings: list, facts: dict, d
 
 
 def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: bool = False,
-            tolerate: bool = False, on_switch: SwitchEvent = no_event, keep_candidate: bool = False
-            ) -> tuple[PlanResult, dict[str, SwitchDriver]]:
+            tolerate: bool = False, on_switch: SwitchEvent = no_event, keep_candidate: bool = False,
+            only: set[str] | None = None) -> tuple[PlanResult, dict[str, SwitchDriver]]:
     """Read every device, plan, render and diff (load + compare + discard), all switches in parallel. Changes nothing.
 
     Every refusal of every switch is collected before anything is raised (:class:`~harmless.errors.Refused`); the
@@ -211,6 +213,8 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
         keep_candidate: leave each rendered config loaded as the merge candidate (with ``keep_open``; ``up`` commits
             it without loading it again).
         on_switch: ``(switch, event)`` callback as each switch is read.
+        only: read and plan only these switches (``--switch``); the others are not contacted and are left out of
+            the plan, which keeps every switch's br-otc number (its position in the inventory).
 
     Raises:
         Refused: every refusal of every switch (an InputError; always, nothing changed).
@@ -221,7 +225,7 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
     previous = Plan.from_dict(s.plan) if s and s.plan else None
     drivers: dict[str, SwitchDriver] = {}
     try:
-        read_out = _read_devices(inv, src, progress, on_switch, drivers)
+        read_out = _read_devices(inv, src, progress, on_switch, drivers, only)
         failed = {n: o.error for n, o in read_out.items() if not o.ok}
         if failed and not tolerate:
             raise next(iter(failed.values()))

@@ -160,9 +160,11 @@ def probe_in_netns(jobs: list[dict], netns: str | None, timeout: float = PROBE_T
     return json.loads(p.stdout)
 
 
-def _jobs(inv: Inventory) -> list[tuple[int, str, str, list[str] | None]]:
+def _jobs(inv: Inventory, only: set[str] | None = None) -> list[tuple[int, str, str, list[str] | None]]:
     out = []
     for i, sw in enumerate(inv.switches):
+        if only is not None and sw.name not in only:
+            continue
         tls = sw.openflow.tls
         for target in sw.openflow.controllers:
             out.append((i, sw.name, target, [tls.private_key, tls.certificate, tls.ca_cert] if tls else None))
@@ -170,20 +172,22 @@ def _jobs(inv: Inventory) -> list[tuple[int, str, str, list[str] | None]]:
 
 
 def check_controllers(inv: Inventory, src: str, timeout: float = PROBE_TIMEOUT_S, wait_s: float = 0,
-                      progress=lambda m: None) -> tuple[list[ControllerCheck], list[Finding]]:
+                      progress=lambda m: None, only: set[str] | None = None
+                      ) -> tuple[list[ControllerCheck], list[Finding]]:
     """Check every controller of every switch from the server's namespace (:func:`probe_in_netns`).
 
     Args:
         wait_s: keep probing (about once a second) for up to this many seconds while some br-of has no reachable
             controller (a controller that is still starting); 0: probe once.
         progress: one-line progress callback (told when it waits).
+        only: check only these switches (``--switch``); None: all.
 
     Returns:
         ``(checks, findings)``: per br-of with controllers, a refusal when none is reachable (the reason of each
         and the fix), a warning per other unreachable controller or one without a HELLO; a warning when the
         check could not run at all (then ``checks`` are ``unchecked``).
     """
-    jobs = _jobs(inv)
+    jobs = _jobs(inv, only)
     if not jobs:
         return [], []
     ns = inv.server.netns
