@@ -564,6 +564,8 @@ def ports(inventory, switch, configs, driver, quiet, as_json):
     for name, model in models.items():
         title, cols, rows = ports_mod.table_rows(name, model)
         print_table(title, [Col(h, free=h == "description") for h in cols], rows)
+        for line in model.unparsed:                  # lines the reader could not place on a port: never dropped
+            out.print(f"{name}: cannot read {line}", markup=False, highlight=False)
 
 
 @main.group()

@@ -125,9 +125,9 @@ EXIT_INTERRUPTED = 130
 # ----------------------------------------------------------------------------- the shared options (docs/cli.md)
 def inventory_option(required: bool = True, help: str = "inventory YAML file"):
     """``-i/--inventory FILE``: the one spelling of the inventory on every command that reads one."""
-    # no explicit default: click >= 8.3 takes a given default (even None) as a value and skips the required check
-    return click.option("-i", "--inventory", required=required, metavar="FILE", type=click.Path(dir_okay=False),
-                        help=help)
+    # no explicit default: click >= 8.3 takes a given default (even None) as a value and skips the required check;
+    # no dir_okay=False: a directory (or a FIFO) is refused by load_inventory as one error line, not click's usage
+    return click.option("-i", "--inventory", required=required, metavar="FILE", type=click.Path(), help=help)
 
 
 def json_option(what: str = "the result as one JSON object"):

@@ -10,9 +10,10 @@ change). The ``check_*`` functions raise the refusals of one rule group directly
 
 Rules (override in brackets, only where a user can have a good reason):
 
-* access port is a trunk, a LAG member or a LAG, an MLAG peer link, a routed port, the management interface, the
-  port HARMLESS's own session arrives on, of an unknown mode (private VLAN, ...), or a dot1q-tunnel port without
-  ``qinq: true`` → refused [none];
+* access port is a trunk, a LAG member or a LAG, an MLAG peer link, a routed port, the management interface (also
+  the SVI carrying the switch's management address), an access port of the management VLAN (the VLAN whose layer-3
+  interface carries the inventory's ``host``), the port HARMLESS's own session arrives on, of an unknown mode
+  (private VLAN, EOS ``trunk phone``, ...), or a dot1q-tunnel port without ``qinq: true`` → refused [none];
 * access port with a voice VLAN, 802.1X/MAB or port security → refused [per port ``keep: [voice, dot1x,
   port_security]``: the switch keeps running the feature, see :data:`KEEP_CONSEQUENCE`];
 * trunk is a member of a LAG it is not, an MLAG peer link, a routed or the management port → refused [none];
@@ -20,6 +21,8 @@ Rules (override in brackets, only where a user can have a good reason):
   a shut trunk is brought up by the plan (warning); the migrated ports' summed speed over the trunk's is reported,
   and warned above ``oversubscription_limit`` (default 12:1, :data:`OVERSUBSCRIPTION_LIMIT`);
 * VTP client → refused [none: a client cannot create VLANs]; VTP server → refused [switch ``vtp: allow``];
+* the configuration has lines the reader cannot read (the port model's own ``unparsed``: a saved config that was
+  edited or cut) → refused [none: what its ports are is not certain];
 * the plan would run more PVST+/Rapid-PVST+ instances than the platform has (:data:`STP_INSTANCE_LIMITS`) →
   refused [switch ``stp_instance_limit: N`` when the user knows the platform's real figure];
 * a chosen VID is a VLAN the switch defines or references (the planner avoids them; this is the guard), or (EOS) an
@@ -36,7 +39,7 @@ from harmless.errors import Finding, InputError, raise_refusals
 from harmless.inventory import AccessPort, Switch, Trunk
 from harmless.switch_drivers import speeds as speeds_mod
 from harmless.switch_drivers.base import DeviceFacts
-from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
+from harmless.switch_drivers.portmodel import PortInfo, SwitchModel, management_vlans
 
 __all__ = ["KEEP_CONSEQUENCE", "OVERSUBSCRIPTION_LIMIT", "STP_INSTANCE_LIMITS", "Session", "carried_vlans",
            "check_chosen", "check_facts", "check_plan", "check_switch", "chosen_findings", "facts_findings",
@@ -83,6 +86,8 @@ class Session:
         defined_vlans: VLANs that exist on the device (``show vlan``), used for the spanning-tree count; empty =
             take the model's VLANs.
         driver: inventory driver name (``ios``, ``eos``, ...).
+        management_vlans: VLANs whose layer-3 interface carries the switch's management address (the inventory's
+            ``host``; :func:`~harmless.switch_drivers.portmodel.management_vlans`).
     """
 
     where: str
@@ -90,6 +95,7 @@ class Session:
     session_port: str | None = None
     defined_vlans: frozenset[int] = field(default_factory=frozenset)
     driver: str = ""
+    management_vlans: frozenset[int] = field(default_factory=frozenset)
 
 
 def _describe(p: PortInfo) -> str:
@@ -166,6 +172,12 @@ def _port_finding(sw: Switch, s: Session, j: int, ap: AccessPort, p: PortInfo) -
                         "remove it from access_ports")
     if hit := _structural(p, ap):
         return _refusal(hit[0], where, sw, ap.interface, f"{name} {hit[1]}", hit[2])
+    if p.mode in ("access", "dynamic") and p.access_vid in s.management_vlans:
+        return _refusal("access-management-vlan", where, sw, ap.interface, f"{name} is an access port of VLAN "
+                        f"{p.access_vid}, the switch's management VLAN (its layer-3 interface carries {sw.host}, the "
+                        f"address HARMLESS manages {sw.name} at): the management session may arrive on it, and "
+                        "migrating it would cut it", "remove it from access_ports, or move the switch's management "
+                        "address to a VLAN no migrated port is in")
     if p.mode == "dot1q-tunnel" and not ap.qinq:
         form = port_form(ap, qinq=True)
         return _refusal("access-dot1q-tunnel", f"{where}.qinq", sw, ap.interface, f"{name} is a dot1q-tunnel "
@@ -216,6 +228,12 @@ def switch_findings(sw: Switch, model: SwitchModel, s: Session, ours: frozenset[
         The findings in inventory order (empty: nothing to say).
     """
     out = [f for f in [_vtp_finding(sw, model, s)] if f]
+    if model.unparsed:
+        more = f" (and {len(model.unparsed) - 1} more)" if len(model.unparsed) > 1 else ""
+        out.append(_refusal("config-unreadable", s.where, sw, None, f"{sw.name}'s configuration has lines HARMLESS "
+                            f"cannot read, so what its ports are is not certain: {model.unparsed[0]}{more}",
+                            "correct those lines (a switch never prints them: the saved config was edited or cut; "
+                            "harmless ports lists them all), then plan again"))
     # inventory names match the device's canonically where the inventory knows how (Gi0/1 = GigabitEthernet0/1)
     canon = getattr(sw, "canonical", None) or (lambda name: name)
     by_name = {canon(p.interface): p for p in model.ports}
@@ -269,12 +287,14 @@ def _trunk_port_refusal(sw: Switch, s: Session, j: int, p: PortInfo) -> Finding 
     return None
 
 
-def carried_vlans(p: PortInfo, model: SwitchModel) -> set[int]:
-    """VLANs a port carries tagged now: a trunk's allowed list (``all``: every VLAN the switch has) without its
-    native VLAN and the reserved 1002-1005; nothing for a port that is not a trunk. Pure."""
+def carried_vlans(p: PortInfo, model: SwitchModel, defined: frozenset[int] = frozenset()) -> set[int]:
+    """VLANs a port carries tagged now: the VLANs the switch has (the model's, and ``defined``: ``show vlan``) that
+    its allowed list (``all``: every one) lets through, without its native VLAN and the reserved 1002-1005 (a VID
+    the switch does not have is carried by nobody); nothing for a port that is not a trunk. Pure."""
     if p.mode != "trunk":
         return set()
-    allowed = set(model.vlans) if p.allowed_vids == "all" else set(p.allowed_vids or ())
+    has = set(model.vlans) | set(defined)
+    allowed = has if p.allowed_vids == "all" else has & set(p.allowed_vids or ())
     return allowed - {p.native_vid} - _NO_STP
 
 
@@ -295,7 +315,7 @@ def trunk_findings(sw: Switch, model: SwitchModel, s: Session, j: int, p: PortIn
     if hit := _trunk_port_refusal(sw, s, j, p):
         return [hit]
     where, name = f"{s.where}.trunks[{j}]", f"{sw.name} {t.switch_port}"
-    other = sorted(carried_vlans(p, model) - set(ours))
+    other = sorted(carried_vlans(p, model, s.defined_vlans) - set(ours))
     what = []
     if p.is_lag:
         members = ", ".join(q.interface for q in _members(model, p.interface)) or "no member configured"
@@ -479,8 +499,9 @@ def _speed(driver: str, p: PortInfo | None, name: str) -> int | None:
 # ----------------------------------------------------------------------------- the planner's entry points
 def session_of(sw: Switch, facts: DeviceFacts, where: str) -> Session:
     """The :class:`Session` of a switch from its device facts (platform, session port, VLANs that exist)."""
+    mgmt = management_vlans(facts.port_model, sw.host) if facts.port_model is not None else frozenset()
     return Session(where=where, platform=facts.model, session_port=facts.session_port,
-                   defined_vlans=frozenset(facts.vlans), driver=sw.driver)
+                   defined_vlans=frozenset(facts.vlans), driver=sw.driver, management_vlans=mgmt)
 
 
 def model_vlans(facts: DeviceFacts) -> set[int]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.models import parse_model
+from harmless.switch_drivers.portmodel import with_management
 
 if TYPE_CHECKING:
     from harmless.switch_drivers.portmodel import SwitchModel
@@ -221,14 +222,45 @@ class SwitchDriver(abc.ABC):
         """What every port is now: the :class:`~.portmodel.SwitchModel` of the running config. Read-only.
 
         The default parses :meth:`running_config` with :func:`..models.parse_model`; drivers whose model also
-        needs ``show`` output (VTP status, port-channel summary) override this to pass it.
+        needs ``show`` output (VTP status, port-channel summary) override this to pass it. The SVI carrying
+        :attr:`host` is marked ``management`` (:func:`..portmodel.with_management`).
 
         Raises:
             DeviceError: the device cannot be read.
             NotImplementedError: the driver has no port model.
             ValueError: the running config does not parse (message says where).
         """
-        return parse_model(self.port_model_syntax or self.name, self.running_config())
+        return with_management(parse_model(self.port_model_syntax or self.name, self.running_config()), self.host)
+
+    # ------------------------------------------------------------------ offline (a saved config for the device)
+    def saved_capabilities(self) -> Capabilities:
+        """What planning assumes of this device when only its saved config is known (offline planning): the
+        static :attr:`capabilities`; a driver whose capabilities need a probe of the device overrides this with
+        the safe assumption (e.g. IOS without its archive: no commit-confirm)."""
+        return self.capabilities
+
+    def load_saved(self, config_text: str) -> DeviceFacts:
+        """Read a saved running config in place of the device (offline planning; no device access).
+
+        Afterwards :meth:`render` renders against this config as if :meth:`facts` had read it from the device.
+        What only the device knows is missing from the facts: ``model``, ``os_version``, ``session_port``, and
+        interfaces the config does not name.
+
+        Raises:
+            NotImplementedError: this driver cannot plan from a saved config.
+            ValueError: the text is not a configuration of this OS (message says where).
+        """
+        raise NotImplementedError(f"driver {self.name} cannot plan from a saved config")
+
+    def saved_diff(self, running: str, candidate: str) -> str:
+        """What merging ``candidate`` into the saved ``running`` config would change, computed here without the
+        device ('' when nothing); the same text this driver's :meth:`load_merge` reports where that diff is computed
+        locally.
+
+        Raises:
+            NotImplementedError: the driver's online diff is the device's own; the caller uses its generic one.
+        """
+        raise NotImplementedError
 
     def link_states(self) -> dict[str, str]:
         """Operational state per interface: ``{name: "up" | "down" | "admin-down"}``."""
