@@ -43,9 +43,9 @@ class Capabilities:
             device itself rejects what it cannot do, at commit).
         l2pt_mac: the destination MAC tunnelled PDUs carry on the trunk (:data:`~.l2pt.TUNNEL_MAC` on Cisco and
             Junos, which rewrite it), or None where they keep their own (Arista's L2 protocol forwarding).
-        l2pt_source: the vendor document the protocol list comes from (for ``plan``'s notes).
+        l2pt_source: the vendor document the protocol list comes from (for ``plan``'s ``l2pt-unsupported`` warning).
         l2pt_caveat: what the operator must check for tunnelling to work that HARMLESS does not configure (a
-            ``plan`` note whenever a port tunnels something), '' when nothing.
+            ``plan`` warning, ``l2pt-caveat``, whenever a port tunnels something), '' when nothing.
     """
 
     commit_confirm: bool = False
@@ -130,11 +130,18 @@ class TrunkChange:
 
     ``stag_tpid`` is the TPID of the outer tag of QinQ ports' traffic on this trunk (0x8100 or 0x88a8); drivers
     whose device cannot set it leave the device default (which must then be in ``capabilities.stag_tpids``).
+
+    ``shared``: the port keeps the VLANs it carries (inventory ``shared: true``): ``vids`` are *added* (IOS/EOS
+    ``switchport trunk allowed vlan add``, Junos ``vlan members`` without deleting the old ones; ProCurve is
+    additive anyway). ``bring_up``: the port is administratively down and is brought up (IOS/EOS ``no shutdown``,
+    Junos ``delete interfaces X disable``, ProCurve ``interface X enable``).
     """
 
     interface: str
     vids: tuple[int, ...]
     stag_tpid: int = 0x8100
+    shared: bool = False
+    bring_up: bool = False
 
 
 class SwitchDriver(abc.ABC):

@@ -31,7 +31,7 @@ class Dialect:
         protected: line prefixes (lower case) this driver refuses to change line-wise (access/management).
         qinq: the render supports ``AccessPortChange.qinq``.
         stag_tpids: outer-tag TPIDs of QinQ ports.
-        l2pt_source: why this dialect tunnels no link-local protocol (``plan``'s note for a port with ``l2pt``).
+        l2pt_source: why this dialect tunnels no link-local protocol (``plan``'s warning for a port with ``l2pt``).
     """
 
     device_type: str

@@ -1,5 +1,5 @@
 """Link-local protocols through the legacy switch (issue #21, pure): the inventory field, the planner's choices and
-notes, every vendor's render and parser, the emulated Catalyst's commands and its data plane's flows."""
+findings, every vendor's render and parser, the emulated Catalyst's commands and its data plane's flows."""
 from __future__ import annotations
 
 import typing
@@ -7,10 +7,10 @@ import typing
 import pytest
 import yaml
 
-from harmless.errors import InputError
+from harmless.errors import InputError, Refused
 from harmless.inventory import parse_inventory
 from harmless.inventory.model import L2ptProtocol
-from harmless.plan import Plan, make_plan
+from harmless.plan import Plan, make_plan, plan_with_findings
 from harmless.switch_drivers import l2pt
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
 
@@ -28,8 +28,13 @@ def inv(ports=("FastEthernet0/7", "FastEthernet0/8"), **extra):
 
 
 def plan(inventory, caps=CISCO, model="WS-C3750G-24TS-1U"):
-    return make_plan(inventory, {"sw1": DeviceFacts("sw1", model, "12.2", IFACES, {1: "default"})},
-                     caps={"sw1": caps})
+    """``(plan, {kind: [(severity, problem)]})``: the plan and its findings by kind."""
+    p, found = plan_with_findings(inventory, {"sw1": DeviceFacts("sw1", model, "12.2", IFACES, {1: "default"})},
+                                  caps={"sw1": caps})
+    by_kind: dict[str, list[tuple[str, str]]] = {}
+    for x in found:
+        by_kind.setdefault(x.kind, []).append((x.severity, x.problem))
+    return p, by_kind
 
 
 # ----------------------------------------------------------------------------- protocol table and inventory
@@ -63,50 +68,70 @@ def test_bad_l2pt_names_the_field(l2pt_value, words):
 
 
 # ----------------------------------------------------------------------------- planner
-def test_plan_keeps_what_the_device_can_tunnel_and_notes_the_rest():
-    p = plan(inv(l2pt=["lldp", "stp"]))
+def test_plan_keeps_what_the_device_can_tunnel_and_warns_of_the_rest():
+    p, found = plan(inv(l2pt=["lldp", "stp"]))
     sp = p.switches[0]
     assert [x.l2pt for x in sp.ports] == [("stp",), ("stp",)] and sp.l2pt_mac == TUNNEL
     assert sp.access_changes()[0].l2pt == ("stp",)
-    assert any(n.startswith("FastEthernet0/7, FastEthernet0/8: lldp will not be transparent: WS-C3750G-24TS-1U "
-                            "cannot tunnel it (Catalyst 3750-X") for n in sp.notes)
-    assert any("no longer receives BPDUs" in n and "FastEthernet0/7, FastEthernet0/8" in n for n in sp.notes)
-    assert Plan.from_dict(p.to_dict()) == p                      # the state file keeps l2pt, the MAC and the notes
+    [(sev, problem)] = found["l2pt-unsupported"]                # one warning naming both ports
+    assert sev == "warning" and problem.startswith("sw1 FastEthernet0/7, FastEthernet0/8: lldp will not be "
+                                                   "transparent: WS-C3750G-24TS-1U cannot tunnel it (Catalyst 3750-X")
+    [(sev, problem)] = found["l2pt-stp"]
+    assert sev == "note" and "no longer receives BPDUs" in problem and "FastEthernet0/7, FastEthernet0/8" in problem
+    assert Plan.from_dict(p.to_dict()) == p                      # the state file keeps l2pt and the MAC
 
 
-def test_a_switch_that_cannot_tunnel_gets_notes_not_a_refusal():
+def test_a_switch_that_cannot_tunnel_gets_a_warning_not_a_refusal():
     caps = Capabilities(l2pt=(), l2pt_source="ArubaOS-Switch/ProVision has no Layer 2 protocol tunnelling")
-    sp = plan(inv(l2pt=["lldp"]), caps=caps, model="J9772A").switches[0]
+    p, found = plan(inv(l2pt=["lldp"]), caps=caps, model="J9772A")
+    sp = p.switches[0]
     assert [x.l2pt for x in sp.ports] == [(), ()] and sp.l2pt_mac is None
-    assert sp.notes == ("FastEthernet0/7, FastEthernet0/8: lldp will not be transparent: J9772A cannot tunnel it "
-                        "(ArubaOS-Switch/ProVision has no Layer 2 protocol tunnelling)",)
+    assert found == {"l2pt-unsupported": [("warning", "sw1 FastEthernet0/7, FastEthernet0/8: lldp will not be "
+                                           "transparent: J9772A cannot tunnel it (ArubaOS-Switch/ProVision has no "
+                                           "Layer 2 protocol tunnelling)")]}
 
 
 def test_unknown_platform_plans_everything_and_says_the_device_decides():
-    sp = plan(inv(l2pt=["lldp"]), caps=Capabilities(l2pt=None, l2pt_mac=TUNNEL), model="WS-C2960-24TT-L").switches[0]
-    assert [x.l2pt for x in sp.ports] == [("lldp",), ("lldp",)]
-    assert sp.notes == ("cannot tell which link-local protocols WS-C2960-24TT-L tunnels: the device rejects at commit "
-                        "any it cannot (up then changes nothing)",)
+    p, found = plan(inv(l2pt=["lldp"]), caps=Capabilities(l2pt=None, l2pt_mac=TUNNEL), model="WS-C2960-24TT-L")
+    assert [x.l2pt for x in p.switches[0].ports] == [("lldp",), ("lldp",)]
+    assert found == {"l2pt-capability-unknown": [("warning", "sw1: cannot tell which link-local protocols "
+                                                  "WS-C2960-24TT-L tunnels: the device rejects at commit any it "
+                                                  "cannot (up then changes nothing)")]}
 
 
-def test_no_l2pt_no_notes_no_mac():
-    sp = plan(inv()).switches[0]
-    assert sp.notes == () and sp.l2pt_mac is None and all(x.l2pt == () for x in sp.ports)
+def test_no_l2pt_no_findings_no_mac():
+    p, found = plan(inv())
+    sp = p.switches[0]
+    assert found == {} and sp.l2pt_mac is None and all(x.l2pt == () for x in sp.ports)
 
 
 @pytest.mark.parametrize("extra, ports, field", [
     ({"l2pt": ["stp", "cdp"]}, ("FastEthernet0/7",), "switches[0].l2pt"),
     ({}, ({"interface": "FastEthernet0/7", "l2pt": ["stp", "vtp"]},), "switches[0].access_ports[0].l2pt")])
 def test_llc_protocols_the_translator_cannot_tell_apart_are_refused(extra, ports, field):
-    with pytest.raises(InputError) as e:
+    with pytest.raises(Refused) as e:
         plan(inv(ports=ports, **extra))
-    assert e.value.where.endswith(field) and "tunnel either stp or" in e.value.fix
+    [r] = e.value.refusals
+    assert r.kind == "l2pt-ambiguous" and r.where.endswith(field) and "tunnel either stp or" in r.fix
+    assert r.port == "FastEthernet0/7" and r.switch == "sw1"
+
+
+def test_every_ambiguous_port_is_refused_at_once_with_the_other_refusals():
+    ports = [{"interface": "FastEthernet0/7", "l2pt": ["stp", "vtp"]}, "FastEthernet0/30",
+             {"interface": "FastEthernet0/9", "l2pt": ["stp", "cdp"]}]
+    with pytest.raises(Refused) as e:
+        plan(inv(ports=ports))
+    assert [(r.kind, r.where.split(": ")[1]) for r in e.value.refusals] == [
+        ("unknown-interface", "switches[0].access_ports[1]"), ("l2pt-ambiguous", "switches[0].access_ports[0].l2pt"),
+        ("l2pt-ambiguous", "switches[0].access_ports[2].l2pt")]
 
 
 def test_a_switch_that_keeps_the_destination_needs_no_rewrite_and_may_mix():
     eos = Capabilities(l2pt=("lldp", "stp", "lacp"), l2pt_mac=None, l2pt_caveat="check the TCAM profile")
-    sp = plan(inv(l2pt=["lldp", "stp"]), caps=eos, model="DCS-7280SR-48C6").switches[0]
-    assert sp.l2pt_mac is None and sp.ports[0].l2pt == ("lldp", "stp") and "check the TCAM profile" in sp.notes
+    p, found = plan(inv(l2pt=["lldp", "stp"]), caps=eos, model="DCS-7280SR-48C6")
+    sp = p.switches[0]
+    assert sp.l2pt_mac is None and sp.ports[0].l2pt == ("lldp", "stp")
+    assert found["l2pt-caveat"] == [("warning", "sw1: check the TCAM profile")]
 
 
 # ----------------------------------------------------------------------------- IOS
@@ -272,16 +297,22 @@ def test_dataplane_flows_tunnel_in_restore_out_and_only_for_tunnel_ports():
     assert l2pt_bundle([]) == f"delete {c}/-1\n"
 
 
-def test_a_tunnel_the_port_has_now_and_the_inventory_drops_is_a_note():
+@pytest.mark.parametrize("now, want, inventory, fix", [
+    (("cdp",), ["vtp"], "{interface: FastEthernet0/7, l2pt: [vtp, cdp]}", "to keep it, write the port as {inv}"),
+    (("cdp", "stp"), ["stp"], None, "it cannot keep both (stp and cdp are both 802.3 LLC")])
+def test_a_tunnel_the_port_has_now_and_the_inventory_drops_is_a_warning(now, want, inventory, fix):
     from harmless.switch_drivers.ios.model import parse_model
-    model = parse_model("interface FastEthernet0/7\n switchport mode access\n l2protocol-tunnel cdp\n"
-                        " l2protocol-tunnel stp\n!\ninterface FastEthernet0/8\n switchport mode access\n!\n"
-                        "interface GigabitEthernet0/1\n switchport mode trunk\n!\nvtp mode transparent\n")
+    model = parse_model("interface FastEthernet0/7\n switchport mode access\n"
+                        + "".join(f" l2protocol-tunnel {x}\n" for x in now) + "!\ninterface FastEthernet0/8\n"
+                        " switchport mode access\n!\ninterface GigabitEthernet0/1\n switchport mode trunk\n!\n"
+                        "vtp mode transparent\n")
     f = {"sw1": DeviceFacts("sw1", "WS-C3750G-24TS-1U", "12.2", IFACES, {1: "default"}, port_model=model)}
-    sp = make_plan(inv(l2pt=["stp"]), f, caps={"sw1": CISCO}).switches[0]
-    assert ("FastEthernet0/7 tunnels cdp now; migrated it will not (HARMLESS sets exactly the port's l2pt: add cdp to "
-            "keep it)") in sp.notes
-    assert not any(n.startswith("FastEthernet0/8 tunnels") for n in sp.notes)
+    _, found = plan_with_findings(inv(l2pt=want), f, caps={"sw1": CISCO})
+    [d] = [x for x in found if x.kind == "l2pt-dropped"]           # FastEthernet0/8 tunnels nothing now
+    assert d.severity == "warning" and d.port == "FastEthernet0/7" and d.where.endswith("switches[0].l2pt")
+    assert d.problem == ("sw1 FastEthernet0/7 tunnels cdp now; migrated it will not (HARMLESS sets exactly the "
+                         "port's l2pt)")
+    assert d.inventory == inventory and d.fix.startswith(fix.format(inv=inventory))
 
 
 def test_ios_unapplied_sees_tunnelling_the_device_refused_or_kept():
