@@ -236,6 +236,27 @@ def test_junos_els_mac_rewrite_and_the_model_reading_it():
         "set protocols layer2-control mac-rewrite interface ge-0/0/7 protocol elmi",)
 
 
+def test_a_shared_shut_trunk_keeps_its_vlans_comes_up_and_the_port_still_tunnels():
+    from harmless.switch_drivers.eos.render import render_config as eos
+    from harmless.switch_drivers.ios.render import render_config as ios
+    from harmless.switch_drivers.junos.render import render_config as junos
+    trunk = TrunkChange("Ethernet1", (107,), shared=True, bring_up=True)
+    text = eos([AccessPortChange("Ethernet7", 107, "harmless-sw1-p7", l2pt=("lldp",))], [trunk])
+    assert text[text.index("interface Ethernet1"):].split("!")[0].splitlines() == [
+        "interface Ethernet1", "   switchport mode trunk", "   switchport trunk allowed vlan add 107",
+        "   l2-protocol forwarding profile harmless-tagged-lldp", "   no shutdown"]
+    text = ios([AccessPortChange("FastEthernet0/7", 107, "harmless-sw1-p7", l2pt=("stp",))],
+               [TrunkChange("GigabitEthernet0/1", (107,), shared=True, bring_up=True)])
+    assert " l2protocol-tunnel stp" in text.split("interface GigabitEthernet0/1")[0]
+    assert text.split("interface GigabitEthernet0/1")[1].split("!")[0].splitlines()[1:] == [
+        " switchport mode trunk", " switchport trunk allowed vlan add 107", " no shutdown"]
+    text = junos([AccessPortChange("ge-0/0/7", 107, "hl107", l2pt=("lldp",))],
+                 [TrunkChange("ge-0/0/1", (107,), shared=True, bring_up=True)])
+    assert "set protocols layer2-control mac-rewrite interface ge-0/0/7 protocol lldp" in text
+    assert "delete interfaces ge-0/0/1 disable" in text
+    assert "delete interfaces ge-0/0/1 unit 0 family ethernet-switching" not in text
+
+
 # ----------------------------------------------------------------------------- the emulated Catalyst
 @pytest.fixture()
 def catalyst():
