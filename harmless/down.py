@@ -17,7 +17,7 @@ from __future__ import annotations
 from harmless import fleet, journal
 from harmless import state as st
 from harmless.deployment import connect, ovs_from_ref, ovs_ref, ref_record, state_ovs
-from harmless.errors import CommitError, HarmlessError, InputError
+from harmless.errors import CommitError, HarmlessError, NothingToDo
 from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.ovs import Ovs
@@ -27,6 +27,7 @@ from harmless.results import DownPreview, DownResult, RecoverResult
 from harmless.state import DeploymentState, StateError
 from harmless.steps import (Progress, SwitchEvent, error_line, mark_restored_quietly, port_changes_allowed,
                             port_differences, port_states, restore_device, restore_merged)
+from harmless.switch_drivers import devdiff
 from harmless.switch_drivers.base import SwitchDriver
 
 
@@ -185,7 +186,8 @@ class DownRun:
     Attributes (set by :meth:`gather`): ``state`` (None when missing or corrupt: ``corrupt`` holds why), ``recs``
     (the unfinished journal, None when finished), ``targets`` (:func:`_down_targets`), ``owned`` (what HARMLESS owns
     per switch, from the state or the backup index), ``prerun`` (the pre-run backup of a switch an interrupted ``up``
-    was changing: what is merged instead of the device's config), ``ovss``/``names`` (the OVS instances and bridges to remove).
+    was changing: what is merged instead of the device's config), ``ovss``/``names`` (the OVS instances and bridges
+    to remove).
     """
 
     def __init__(self, progress: Progress, on_switch: SwitchEvent, discard: bool = False):
@@ -218,7 +220,8 @@ class DownRun:
         """What to give back and remove: the state, the unfinished journal, the retained originals.
 
         Raises:
-            InputError: nothing is deployed (no state, no unfinished run, no retained original, no server left).
+            NothingToDo: nothing is deployed (no state, no unfinished run, no retained original, no server left);
+                the CLI exits 0 (docs/cli.md: nothing to do is a success).
         """
         journal.tidy()
         recs = journal.unfinished()
@@ -234,8 +237,8 @@ class DownRun:
         self.ovss, self.names = _server_refs(self.state, self.recs)
         server_left = any(o.ovsdb_running() or (o.private and o.vswitchd_running()) for o in self.ovss)
         if not self.targets and not server_left and not self.state and not self.recs and self.corrupt is None:
-            raise InputError("harmless down", "nothing is deployed (no state, no unfinished run, no retained "
-                             "original)", "run harmless up first")
+            raise NothingToDo("harmless down", "nothing is deployed (no state, no unfinished run, no retained "
+                              "original), nothing to do")
 
     # ------------------------------------------------------------------ what each switch gets back (read-only)
     def revert_of(self, name: str, drv: SwitchDriver) -> SwitchRevert:
@@ -247,12 +250,12 @@ class DownRun:
         Raises:
             StateError: a backup is missing or altered; HarmlessError: the config does not parse in its syntax.
         """
-        entry = self.targets[name][1]
+        sw, entry = self.targets[name]
         prerun = self.prerun.get(name)
         now = st.read_backup(prerun) if prerun else drv.running_config()
         try:
             return plan_down(name, self.owned.get(name), drv.config_syntax(), st.read_backup(entry), now,
-                             entry["file"], self.discard)
+                             entry["file"], self.discard, devdiff.syntax_of(sw.driver, sw.optional_args))
         except ValueError as e:
             raise HarmlessError(name, f"cannot read the running config as objects ({e}), so HARMLESS's own lines "
                                 "cannot be told from the operator's", "harmless down --discard-changes restores the "

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from harmless import state as st
 from harmless.errors import HarmlessError
+from harmless.switch_drivers import devdiff
 from harmless.switch_drivers.ownership import (ConfigSyntax, Lines, Merged, Owned, Units, changed_keys, owned_after,
                                                syntax_for, three_way)
 
@@ -61,7 +62,8 @@ class SwitchRevert(BaseModel):
         discarded: with ``--discard-changes``, the operator's changes that are lost (device now → original).
         conflicts: owned objects the operator changed (``down`` stops unless ``--discard-changes``).
         equals_original: the device ends byte for byte as the original.
-        diff: the change, object by object (``-`` device now, ``+`` after down).
+        diff: the change from the running config to what ``down`` leaves (the device diff ``plan`` prints, or object
+            by object without a device-diff syntax).
         target: the config text the device is replaced with (not in ``--json``).
     """
 
@@ -148,7 +150,7 @@ def dropped(o: st.Ownership | None, candidate: str) -> list[str]:
 
 # ----------------------------------------------------------------------------- the merge
 def plan_down(switch: str, o: st.Ownership | None, syntax: ConfigSyntax, original: str, now: str,
-              original_file: str, discard: bool = False) -> SwitchRevert:
+              original_file: str, discard: bool = False, diff_syntax: str | None = None) -> SwitchRevert:
     """What ``down`` gives back on one switch (pure): the original with the operator's later changes kept.
 
     Args:
@@ -156,6 +158,9 @@ def plan_down(switch: str, o: st.Ownership | None, syntax: ConfigSyntax, origina
         syntax: the switch's config syntax.
         original: the original backup's text; ``now``: the device's running config.
         discard: ``--discard-changes``: the original exactly (conflicts are still listed).
+        diff_syntax: the switch's syntax for :mod:`harmless.switch_drivers.devdiff` (``ios``, ``eos``, ``junos``,
+            ``procurve``): ``diff`` is then the device diff every command prints (NAPALM ``compare_config`` style);
+            None: object by object (:func:`object_diff`).
 
     Raises:
         ValueError: a config does not parse in that syntax (the message says where).
@@ -176,8 +181,13 @@ def plan_down(switch: str, o: st.Ownership | None, syntax: ConfigSyntax, origina
     r.discarded = _changes(syntax, now_u, target_u, [k for k in changed if k not in mine])
     clash = {c.key for c in m.conflicts}
     r.kept = _changes(syntax, orig_u, target_u, [k for k in changed_keys(orig_u, target_u) if k not in clash])
-    r.diff = object_diff(syntax, now_u, target_u)
+    r.diff = _device_diff(now, target, diff_syntax) if diff_syntax else object_diff(syntax, now_u, target_u)
     return r
+
+
+def _device_diff(now: str, target: str, diff_syntax: str) -> str:
+    """What turns ``now`` into ``target`` in the one device-diff format (:func:`devdiff.config_diff`)."""
+    return devdiff.config_diff(now, target, diff_syntax).text().rstrip("\n")
 
 
 def plan_revert(o: st.Ownership, now: str, keys: list[str]) -> tuple[str, Merged]:

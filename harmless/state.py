@@ -136,7 +136,8 @@ class OwnedObject(_M):
     and what HARMLESS left there (:mod:`harmless.switch_drivers.ownership`).
 
     Attributes:
-        key: the object's key in the switch's config syntax (``interface fastethernet0/7``, ``vlans hl107``, ``port 7``).
+        key: the object's key in the switch's config syntax (``interface fastethernet0/7``, ``vlans hl107``,
+            ``port 7``).
         label: how it is named to people (``interface FastEthernet0/7``).
         base: its lines before HARMLESS first wrote it (None: it did not exist).
         ours: its lines as HARMLESS left them after its last commit (None: HARMLESS removed it).

@@ -1,7 +1,8 @@
-"""Issue #22, item 2, as a property on the lab's emulated EOS switch (``HARMLESS_INCREMENTAL_VENDOR=ios``: IOS): random sequences of inventory edits (ports
-added and removed, VIDs pinned and released, the trunk moved between two cables), each followed by ``up``, end in the
-same device config and bridges as a fresh ``up`` of the last inventory; after every ``up`` each port, VLAN and trunk
-the inventory does not ask for is exactly as in the original; ``down`` gives back the true original.
+"""Issue #22, item 2, as a property on the lab's emulated EOS switch (``HARMLESS_INCREMENTAL_VENDOR=ios``: the IOS
+one): random sequences of inventory edits (ports added and removed, VIDs pinned and released, the trunk moved between
+two cables), each followed by ``up``, end in the same device config and bridges as a fresh ``up`` of the last
+inventory; after every ``up`` each port, VLAN and trunk the inventory does not ask for is exactly as in the original;
+``down`` gives back the true original.
 
 A seeded random loop (the hypothesis plugin is off in this suite, pyproject.toml): ``HARMLESS_INCREMENTAL_RUNS``
 sequences (default 2 in CI) of ``HARMLESS_INCREMENTAL_STEPS`` edits (default 3), seeds from
@@ -71,8 +72,8 @@ def bridges() -> dict:
     """What HARMLESS built on the server: bridges, their ports, interfaces (ofport, type, options), br-otc's flows."""
     ovs = deployment.state_ovs(st.load())
     brs = sorted(ovs.vsctl("list-br").split())
-    flows = sorted(re.sub(r"\s+", " ", ln.strip()) for ln in ovs.ofctl("-O", "OpenFlow14", "--no-stats", "dump-flows", "br-otc")
-                   .splitlines() if "actions=" in ln)
+    dump = ovs.ofctl("-O", "OpenFlow14", "--no-stats", "dump-flows", "br-otc")
+    flows = sorted(re.sub(r"\s+", " ", ln.strip()) for ln in dump.splitlines() if "actions=" in ln)
     ifaces = sorted((r["name"], r["ofport"], r["type"], str(r["options"]))
                     for r in ovs.vsctl_json("Interface", columns=["name", "ofport", "type", "options"]))
     return {"bridges": brs, "ports": {b: sorted(ovs.vsctl("list-ports", b).split()) for b in brs},

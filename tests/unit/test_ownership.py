@@ -135,7 +135,8 @@ end
 IOS_H = edit(IOS_O,
              ("vlan 105\n name harmless-access-sw3-p9\n!\n",
               "vlan 107\n name harmless-access-sw3-p7\n!\nvlan 108\n name harmless-access-sw3-p8\n!\n"),
-             (" description desk 2.07\n switchport access vlan 100", " description desk 2.07\n switchport access vlan 107"),
+             (" description desk 2.07\n switchport access vlan 100",
+              " description desk 2.07\n switchport access vlan 107"),
              ("interface FastEthernet0/8\n switchport access vlan 100", "interface FastEthernet0/8\n switchport access "
               "vlan 108"),
              (" switchport trunk allowed vlan 1,100,101", " switchport trunk allowed vlan 107,108"))
@@ -180,6 +181,11 @@ def test_ios_down_keeps_the_operators_edits_and_gives_back_a_removed_vlan_in_pla
     lines = r.target.splitlines()
     assert lines.index("vlan 101") < lines.index("vlan 105") < lines.index("interface FastEthernet0/7")
     assert "~ interface FastEthernet0/7\n-  switchport access vlan 107\n+  switchport access vlan 100" in r.diff
+    # with the switch's device-diff syntax: the diff every command prints (docs/cli.md, NAPALM compare_config style)
+    own = ow.record("ios", IOS_CANDIDATE, IOS_O, IOS_H, None)
+    r2 = ow.plan_down("sw1", own, syntax_for("ios"), IOS_O, edit(IOS_H, *IOS_EDITS), "o", diff_syntax="ios")
+    assert " interface FastEthernet0/7\n- switchport access vlan 107\n+ switchport access vlan 100" in r2.diff
+    assert "vlan 555" not in r2.diff and r2.target == r.target
     # no edits: the original itself, byte for byte
     _own, r = down_of("ios", IOS_CANDIDATE, IOS_O, IOS_H, IOS_H)
     assert r.equals_original and r.target == IOS_O and not r.kept
@@ -279,7 +285,8 @@ def test_eos_nested_blocks_are_one_object_and_the_merge_keeps_edits():
     cand = ("vlan 107\n   name harmless-leaf1-p7\n!\ninterface Ethernet7\n   switchport mode access\n"
             "   switchport access vlan 107\n!\ninterface Ethernet25\n   switchport mode trunk\n"
             "   switchport trunk allowed vlan 107\n!\nend\n")
-    h = edit(EOS_O, ("vlan 100\n   name users\n!\n", "vlan 100\n   name users\n!\nvlan 107\n   name harmless-leaf1-p7\n!\n"),
+    h = edit(EOS_O, ("vlan 100\n   name users\n!\n",
+                     "vlan 100\n   name users\n!\nvlan 107\n   name harmless-leaf1-p7\n!\n"),
              ("   switchport access vlan 100", "   switchport access vlan 107"),
              ("   description to harmless server\n", "   description to harmless server\n   switchport trunk allowed "
               "vlan 107\n   switchport mode trunk\n"))
@@ -452,8 +459,8 @@ vlan 100
 
 
 def test_procurve_down_keeps_the_operators_vlan_edits():
-    cand = procurve_render([AccessPortChange("7", 107, "harmless-sw2-p7"), AccessPortChange("8", 108, "harmless-sw2-p8")],
-                           [TrunkChange("25", (107, 108))], PC_O)
+    access = [AccessPortChange("7", 107, "harmless-sw2-p7"), AccessPortChange("8", 108, "harmless-sw2-p8")]
+    cand = procurve_render(access, [TrunkChange("25", (107, 108))], PC_O)
     pc = syntax_for("procurve")
     assert pc.touched(cand) == ["vlan 107", "port 7", "port 25", "vlan 108", "port 8"]
     h = edit(PC_O, ("   untagged 7-8,12\n   ip", "   untagged 12\n   ip"),
@@ -469,12 +476,18 @@ def test_procurve_down_keeps_the_operators_vlan_edits():
     assert {c.label for c in r.kept} == {"vlan 555", "port 12", "port 20"}
     expected = edit(PC_O, ('   name "users"\n   untagged 7-8,12\n', '   name "users"\n   untagged 7-8\n   tagged 20\n'),
                     ("   ip address 10.1.0.1 255.255.255.0\n   exit\n",
-                     '   ip address 10.1.0.1 255.255.255.0\n   exit\nvlan 555\n   name "ops"\n   untagged 12\n   exit\n'))
+                     '   ip address 10.1.0.1 255.255.255.0\n   exit\nvlan 555\n   name "ops"\n   untagged 12\n'
+                     '   exit\n'))
     assert pc.units(r.target) == pc.units(expected)
     assert r.target == expected             # written as the switch prints it (the line-wise restore compares text)
     # the trunk port tagged in one more VLAN by hand: conflict
     _own, r = down_of("procurve", cand, PC_O, h, edit(now, ('   name "ops"\n', '   name "ops"\n   tagged 25\n')))
     assert [c.label for c in r.conflicts] == ["port 25"]
+
+
+def test_a_conflict_has_its_own_exit_code():
+    from harmless import clikit
+    assert ow.DriftConflict([]).exit_code == ow.EXIT_CONFLICT == clikit.EXIT_CONFLICT == 5
 
 
 def test_no_record_means_the_original_exactly():
