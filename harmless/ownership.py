@@ -199,6 +199,16 @@ def plan_revert(o: st.Ownership, now: str, keys: list[str]) -> tuple[str, Merged
     return (syntax.assemble(now, m.replace) if m.replace else now), m
 
 
+def port_keys(o: st.Ownership | None, candidate: str, ports: list[str]) -> list[str]:
+    """Owned keys of the switch ports ``ports`` (their object in the candidate: ``interface gigabitethernet0/1``,
+    ``interfaces ge-0/0/25``, ``port 25``). Pure."""
+    if o is None or not ports:
+        return []
+    owned = {x.key for x in o.objects}
+    names = {p.lower() for p in ports}
+    return [k for k in syntax_for(o.syntax).touched(candidate) if k in owned and k.split()[-1] in names]
+
+
 def revert_conflicts(switch: str, o: st.Ownership, now: str, keys: list[str]) -> SwitchRevert | None:
     """The objects ``keys`` an incremental ``up`` gives back that the operator changed (None: none). Pure."""
     _text, m = plan_revert(o, now, keys)

@@ -33,7 +33,7 @@ from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
 from harmless.ovs import Ovs
-from harmless.ownership import DriftConflict, dropped, labels, plan_revert, record, revert_conflicts
+from harmless.ownership import DriftConflict, dropped, labels, plan_revert, port_keys, record, revert_conflicts
 from harmless.plan import Plan
 from harmless.qos.deploy import overlay as qos_overlay
 from harmless.results import SwitchUp, UpResult
@@ -117,7 +117,10 @@ class UpRun:
         bad = []
         for sw in self.inv.switches:
             o = self.owned.get(sw.name)
-            keys = dropped(o, self.res.configs[sw.name]) if sw.name in self.res.configs else []
+            if sw.name not in self.res.configs or o is None:
+                continue
+            config = self.res.configs[sw.name]
+            keys = dropped(o, config) + port_keys(o, config, self._shrinking_shared_trunks(sw.name))
             if not keys:
                 continue
             self.reverts[sw.name] = keys
@@ -126,6 +129,15 @@ class UpRun:
                 bad.append(conflict)
         if bad:
             raise DriftConflict(bad, command="harmless up")
+
+    def _shrinking_shared_trunks(self, name: str) -> list[str]:
+        """``shared`` trunks of ``name`` that lose VIDs in this run: a shared trunk's tagging config only adds VIDs
+        (the port keeps the operator's), so it is given back first and the tagging config rendered again."""
+        if self.prev_plan is None or name not in {sp.name for sp in self.prev_plan.switches}:
+            return []
+        before = {t.switch_port: set(t.vids) for t in self.prev_plan.switch(name).trunks}
+        return [t.switch_port for t in self.res.plan.switch(name).trunks
+                if t.shared and before.get(t.switch_port, set()) - set(t.vids)]
 
     def begin(self) -> None:
         """``up.begin``: the journal of this run."""
@@ -175,6 +187,7 @@ class UpRun:
             return False
         if keys:
             self.revert_objects(sw, keys, rollback_to, before)
+            self.rerender(sw)
         confirm = drv.capabilities.commit_confirm
         self.j.record("device.commit", switch=sw.name, rollback_to=rollback_to, diff_lines=len(diff.splitlines()))
         with self._lock:
@@ -211,6 +224,15 @@ class UpRun:
         if left:
             raise CommitError(sw.name, "giving back what the inventory no longer asks for did not take: "
                               + ", ".join(left[:3]), "run harmless up again (this run is rolled back)")
+
+    def rerender(self, sw: Switch) -> None:
+        """After giving objects back: read the device again and render the tagging config from what it is now (a
+        shared trunk's allowed list is its current one + HARMLESS's VIDs; the render's cleanup reads the config)."""
+        drv, sp = self.drivers[sw.name], self.res.plan.switch(sw.name)
+        drv.facts()
+        config = drv.render(sp.access_changes(), sp.trunk_changes())
+        with self._lock:
+            self.res.configs[sw.name] = config
 
     def note_owned(self, sw: Switch, before: str | None) -> None:
         """What HARMLESS owns on ``sw`` after this run's commit (``before``: the config before it; None: nothing

@@ -1,6 +1,6 @@
 """Issue #22, item 2, as a property on the lab's emulated EOS switch (``HARMLESS_INCREMENTAL_VENDOR=ios``: the IOS
 one): random sequences of inventory edits (ports added and removed, VIDs pinned and released, the trunk moved between
-two cables), each followed by ``up``, end in the same device config and bridges as a fresh ``up`` of the last
+two cables, one of them an uplink HARMLESS shares), each followed by ``up``, end in the same device config and bridges as a fresh ``up`` of the last
 inventory; after every ``up`` each port, VLAN and trunk the inventory does not ask for is exactly as in the original;
 ``down`` gives back the true original.
 
@@ -36,12 +36,17 @@ SEED = int(os.environ.get("HARMLESS_INCREMENTAL_SEED", "22"))
 PORTS = (3, 5, 7, 8, 10, 12)
 #: VIDs an edit may pin (107 is port 7's default: pinning it on another port moves port 7)
 PINS = (107, 130, 150, 151)
+#: the second cable is an uplink already carrying VLANs 100-101: as HARMLESS's trunk it must be ``shared`` (HARMLESS
+#: adds its VIDs to the allowed list, and must take them off again when they leave)
+UPLINK = {"eos": "interface Ethernet26\n   switchport mode trunk\n   switchport trunk allowed vlan 100-101\n",
+          "ios": "interface GigabitEthernet0/2\n switchport trunk allowed vlan 100,101\n switchport mode trunk\n"}
 
 
 @pytest.fixture(scope="module")
 def plab(tmp_path_factory):
     second = {"eos": "Ethernet26", "ios": "GigabitEthernet0/2"}[VENDOR]
-    yield from make_lab(tmp_path_factory, hosts=(7, 8, 10, 12), vendor=VENDOR, more_trunks=(second,))
+    yield from make_lab(tmp_path_factory, hosts=(7, 8, 10, 12), vendor=VENDOR, more_trunks=(second,),
+                        extra_config=UPLINK[VENDOR])
 
 
 def inventory(plab, rng: random.Random) -> dict:
@@ -56,9 +61,10 @@ def inventory(plab, rng: random.Random) -> dict:
         else:
             entries.append(lab.access_iface(VENDOR, n))
     trunk = rng.choice(plab.info["trunks"])
+    shared = trunk["switch_port"] != plab.info["trunk_port"] or rng.random() < 0.3
     inv["switches"][0]["access_ports"] = entries
     inv["switches"][0]["trunks"] = [{"switch_port": trunk["switch_port"], "server_interface": trunk["interface"],
-                                     "type": "system"}]
+                                     "type": "system", **({"shared": True} if shared else {})}]
     return inv
 
 
@@ -100,7 +106,8 @@ def test_any_sequence_of_edits_ends_as_a_fresh_up_and_down_restores_the_original
         invs = [inventory(plab, rng) for _ in range(STEPS)]
         where = f"seed {seed}: " + " -> ".join(
             str([p if isinstance(p, str) else f"{p['interface']}@{p['vid']}" for p in i["switches"][0]["access_ports"]])
-            + "/" + i["switches"][0]["trunks"][0]["switch_port"] for i in invs)
+            + "/" + i["switches"][0]["trunks"][0]["switch_port"]
+            + ("(shared)" if i["switches"][0]["trunks"][0].get("shared") else "") for i in invs)
         print(where)
         for k, inv in enumerate(invs):
             up(plab, inv)
