@@ -61,7 +61,7 @@ def inventory(plab, rng: random.Random) -> dict:
         else:
             entries.append(lab.access_iface(VENDOR, n))
     trunk = rng.choice(plab.info["trunks"])
-    shared = trunk["switch_port"] != plab.info["trunk_port"] or rng.random() < 0.3
+    shared = trunk["switch_port"] != plab.info["trunk_port"]       # the uplink (see UPLINK); the free port never
     inv["switches"][0]["access_ports"] = entries
     inv["switches"][0]["trunks"] = [{"switch_port": trunk["switch_port"], "server_interface": trunk["interface"],
                                      "type": "system", **({"shared": True} if shared else {})}]
