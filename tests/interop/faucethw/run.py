@@ -1,0 +1,231 @@
+"""Running Faucet's integration tests in hardware-switch mode against each switch, and comparing the outcomes.
+
+One side = one run of Faucet's own runner (``hw_main.py`` in the suite's virtualenv) in that side's test-host
+namespace, serial (hardware mode), one try, with its JSON report (``-j``). The outcome of a test is Faucet's
+(``OK``/``FAIL``/``ERROR``/``SKIPPED``), its reason the last exception line of its traceback. A test that passes on
+one switch and fails on the other is run once more on the failing side (both switches share a loaded 2-core
+machine: a timing failure must not decide the comparison); its row says so.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel
+
+from tests.interop.faucethw.install import Suite
+from tests.interop.faucethw.rig import Rig
+
+HERE = Path(__file__).resolve().parent
+HW_MAIN = HERE / "hw_main.py"
+LISTS = HERE / "lists.yaml"
+#: what Faucet's runner is told: serial (forced in hardware mode anyway), one try, fixed port order and start port
+RUNNER_ARGS = ["--nocheck", "--serial", "--retries", "1", "-o", "0,1,2,3", "--port", "1"]
+#: seconds allowed per test method (Faucet's own limit per controller is 600 s)
+PER_TEST_S = 420
+#: a failure in a test's setUp that means the machine cannot run it at all (no 8021q: no VLAN sub-interface)
+NO_8021Q = re.compile(r"Unknown device type|vlan.*(not supported|Operation not supported)|8021q", re.I)
+
+
+class Outcome(BaseModel):
+    """One test on one switch. ``status``: pass, fail, error (in setUp/tearDown or a crash), skipped, not run."""
+
+    status: str
+    reason: str = ""
+    seconds: int | None = None
+    tries: int = 1
+
+
+class Row(BaseModel):
+    """One test on both switches; ``why``: the reason of the failure that matters (HARMLESS's when only HARMLESS
+    fails), or the known cause from ``lists.yaml``."""
+
+    test: str
+    plain: Outcome
+    harmless: Outcome
+    why: str = ""
+    known: str = ""
+
+    @property
+    def regression(self) -> bool:
+        """Passes on plain OVS, fails on HARMLESS."""
+        return self.plain.status == "pass" and self.harmless.status != "pass"
+
+
+def load_lists() -> dict:
+    """``lists.yaml``: ``{"lists": {name: [test, ...]}, "known": {test: {"why": ..., "item": ...}}}``."""
+    return yaml.safe_load(LISTS.read_text())
+
+
+def reason_of(output: str) -> str:
+    """The reason of a failure from Faucet's report (its traceback, newlines as tabs): the last exception line,
+    e.g. ``AssertionError: 100 != 0 : dpid 1 port 7 status 1 != expected 0``, at most 300 characters."""
+    lines = [ln.strip() for ln in output.replace("\t", "\n").splitlines() if ln.strip()]
+    exc = [ln for ln in lines if re.match(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b", ln)]
+    text = exc[-1] if exc else (lines[-1] if lines else "")
+    if NO_8021Q.search(output):
+        text = "needs a kernel VLAN device (no 8021q module here): " + text
+    return text[:300]
+
+
+def parse_report(path: Path, tests: list[str]) -> dict[str, Outcome]:
+    """Faucet's JSON report (``-j``) as ``{Class.method: Outcome}``; requested classes or methods without an entry
+    are ``not run``."""
+    status_map = {"OK": "pass", "FAIL": "fail", "ERROR": "error", "SKIPPED": "skipped"}
+    out: dict[str, Outcome] = {}
+    data = json.loads(path.read_text()) if path.exists() else {"tests": {}}
+    for tid, r in data["tests"].items():
+        name = ".".join(tid.split(".")[-2:])
+        st = status_map.get(r["status"], r["status"].lower())
+        out[name] = Outcome(status=st, reason="" if st == "pass" else reason_of(r.get("output", "")),
+                            seconds=r.get("test_duration_secs"))
+    for t in tests:
+        if not any(k == t or k.startswith(t + ".") for k in out):
+            out[t] = Outcome(status="not run", reason="no result in Faucet's report (see the side's log)")
+    return out
+
+
+def side_argv(suite: Suite, rig: Rig, side: str, tests: list[str], tag: str) -> tuple[list[str], Path]:
+    """The command running ``tests`` on ``side`` (in its test host) and the path of its JSON report."""
+    d = rig.work / f"{side}-{tag}"
+    (d / "logs").mkdir(parents=True, exist_ok=True)
+    (d / "hw_switch_config.yaml").write_text(yaml.safe_dump(rig.hw_config(side)))
+    report = d / "report.json"
+    argv = ["ip", "netns", "exec", rig.test_ns(side), "env", *[f"{k}={v}" for k, v in rig.test_env(side).items()],
+            f"PATH={suite.venv / 'bin'}:{os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}",
+            f"FAUCET_DIR={suite.src / 'faucet'}", str(suite.python), str(HW_MAIN), str(suite.src), str(d),
+            str(d / "logs"), ",".join(tests), *RUNNER_ARGS, "-j", str(report)]
+    return argv, report
+
+
+def run_side(suite: Suite, rig: Rig, side: str, tests: list[str], tag: str = "1") -> dict[str, Outcome]:
+    """Run ``tests`` on ``side``; output in ``<work>/<side>-<tag>/out.txt``. Returns the outcomes."""
+    argv, report = side_argv(suite, rig, side, tests, tag)
+    log = report.with_name("out.txt")
+    with open(log, "w") as f:
+        p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        try:
+            p.wait(timeout=PER_TEST_S * len(tests) + 120)
+        except subprocess.TimeoutExpired:
+            f.write(f"\n[faucethw] timed out after {PER_TEST_S * len(tests) + 120} s: killed\n")
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    return parse_report(report, tests)
+
+
+def become_subreaper() -> None:
+    """Make this process the reaper of its orphaned descendants (prctl PR_SET_CHILD_SUBREAPER, prctl(2)): mininet's
+    host shells detach (``mnexec -d``), and a killed run must not leave them to init."""
+    with_libc = ctypes.CDLL(None, use_errno=True)
+    with_libc.prctl(36, 1, 0, 0, 0)
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process whose parent chain leads to this one (what a killed run left), then reap them."""
+    me, parents = os.getpid(), {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    for pid in parents:
+        q, seen = parents.get(pid), 0
+        while q and q != me and seen < 64:
+            q, seen = parents.get(q), seen + 1
+        if q == me:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                break
+        except ChildProcessError:
+            break
+
+
+def run_sides(suite: Suite, rig: Rig, sides: tuple[str, ...], tests: list[str], parallel: bool,
+              tag: str = "1", progress=print) -> dict[str, dict[str, Outcome]]:
+    """Run ``tests`` on each side (at the same time when ``parallel``); ``{side: {test: Outcome}}``."""
+    results: dict[str, dict[str, Outcome]] = {}
+
+    def one(side: str) -> None:
+        t0 = time.monotonic()
+        results[side] = run_side(suite, rig, side, tests, tag)
+        n = sum(o.status == "pass" for o in results[side].values())
+        progress(f"{side}: {n}/{len(results[side])} passed in {time.monotonic() - t0:.0f} s")
+
+    progress(f"running {len(tests)} test(s) on {' and '.join(sides)}{' at once' if parallel else ''}")
+    if parallel:
+        threads = [threading.Thread(target=one, args=(s,)) for s in sides]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    else:
+        for s in sides:
+            one(s)
+    kill_descendants()
+    return results
+
+
+def rows_of(results: dict[str, dict[str, Outcome]], known: dict) -> list[Row]:
+    """One row per test (the union of both sides' tests, in order of appearance)."""
+    plain, harm = results.get("plain", {}), results.get("harmless", {})
+    missing = Outcome(status="not run", reason="side not run")
+    rows = []
+    for t in dict.fromkeys([*plain, *harm]):
+        p, h = plain.get(t, missing), harm.get(t, missing)
+        k = known.get(t) or known.get(t.split(".")[0]) or {}
+        why = h.reason if h.status != "pass" else p.reason
+        rows.append(Row(test=t, plain=p, harmless=h, why=why, known=k.get("why", "") if h.status != "pass" else ""))
+    return rows
+
+
+def retry_differences(suite: Suite, rig: Rig, rows: list[Row], parallel: bool, progress=print) -> None:
+    """Run once more, on the failing side, every test that passed on one switch and failed on the other; a pass
+    then replaces the outcome (``tries`` 2)."""
+    again = {"plain": [r.test for r in rows if r.harmless.status == "pass" and r.plain.status != "pass"],
+             "harmless": [r.test for r in rows if r.plain.status == "pass" and r.harmless.status != "pass"]}
+    again = {s: t for s, t in again.items() if t}
+    if not again:
+        return
+    progress("once more on the failing side: " + "; ".join(f"{s}: {', '.join(t)}" for s, t in again.items()))
+    results: dict[str, dict[str, Outcome]] = {}
+
+    def one(side: str) -> None:
+        results[side] = run_side(suite, rig, side, again[side], "2")
+
+    threads = [threading.Thread(target=one, args=(s,)) for s in again]
+    for t in threads:
+        t.start()
+        if not parallel:
+            t.join()
+    for t in threads:
+        t.join()
+    kill_descendants()
+    for r in rows:
+        for side in again:
+            o = results[side].get(r.test)
+            if r.test in again[side] and o is not None:
+                first = getattr(r, side)
+                o.tries = 2
+                if o.status != "pass":
+                    o.reason = o.reason or first.reason
+                setattr(r, side, o)
+                r.why = r.harmless.reason if r.harmless.status != "pass" else r.plain.reason
+                if r.harmless.status == "pass":
+                    r.known = ""
