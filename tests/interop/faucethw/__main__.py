@@ -10,7 +10,6 @@ test passes on plain OVS and fails on HARMLESS, 2 on bad arguments, 0 otherwise.
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -76,7 +75,7 @@ def _tests(list_name: str | None, tests: str | None) -> tuple[str, list[str]]:
 @click.option("--side", type=click.Choice(["both", "plain", "harmless"]), default="both", show_default=True,
               help="which switches to test")
 @click.option("--serial", is_flag=True, help="test the switches one after the other (default: at the same time)")
-@click.option("--no-retry", is_flag=True, help="do not run a test that differs once more on the failing side")
+@click.option("--no-retry", is_flag=True, help="do not run a failed test once more on the side where it failed")
 @click.option("--out", type=click.Path(path_type=Path), help="also write <out>/<stem>.json and .md")
 @click.option("--stem", help="file name stem for --out (default: faucet-hw-<list>)")
 @click.option("--work", type=click.Path(path_type=Path), help="run folder (logs of failed tests are kept there); "
@@ -86,6 +85,7 @@ def _tests(list_name: str | None, tests: str | None) -> tuple[str, list[str]]:
 def run(list_name, tests, side, serial, no_retry, out, stem, work, dry_run, as_json):
     """Build the lab with br-of (harmless up) and a plain OVS bridge, run the tests in Faucet's hardware-switch
     mode against each, print the per-test table. Exit 1 when a test passes on plain OVS and fails on HARMLESS."""
+    from tests.interop.faucethw.compare import compare
     from tests.interop.faucethw.report import print_table, write
     name, chosen = _tests(list_name, tests)
     sides = ("plain", "harmless") if side == "both" else (side,)
@@ -93,7 +93,7 @@ def run(list_name, tests, side, serial, no_retry, out, stem, work, dry_run, as_j
         click.echo(f"would build: {' and '.join(sides)}; run {len(chosen)} test(s) of list {name}: {', '.join(chosen)}")
         return
     try:
-        rep = compare(name, chosen, sides, not serial, not no_retry, work)
+        rep = compare(name, chosen, sides, not serial, not no_retry, work, _progress)
     except HarmlessError as e:
         err.print(f"error: {e}", highlight=False)
         sys.exit(e.exit_code)
@@ -105,34 +105,6 @@ def run(list_name, tests, side, serial, no_retry, out, stem, work, dry_run, as_j
     else:
         print_table(rep, Console())
     sys.exit(1 if rep.regressions else 0)
-
-
-def compare(name: str, tests: list[str], sides: tuple[str, ...], parallel: bool, retry: bool,
-            work: Path | None):
-    """Install if needed, build, run, retry differences, tear down; returns the :class:`Report`."""
-    from tests.interop.faucethw import install as inst, rig as rigmod, run as runmod, report as repmod
-    suite = inst.install(progress=_progress)
-    work = (work or Path(tempfile.mkdtemp(prefix="faucethw-"))).resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    _progress(f"run folder {work}")
-    runmod.become_subreaper()
-    secs, t0 = {}, time.monotonic()
-    machine, versions = repmod.environment(suite)
-    with rigmod.rig_up(work, sides, _progress) as rig:
-        secs["build"] = time.monotonic() - t0
-        t1 = time.monotonic()
-        results = runmod.run_sides(suite, rig, sides, tests, parallel, progress=_progress)
-        secs["tests"] = time.monotonic() - t1
-        rows = runmod.rows_of(results, runmod.load_lists().get("known") or {})
-        if retry and len(sides) == 2:
-            t1 = time.monotonic()
-            runmod.retry_differences(suite, rig, rows, parallel, _progress)
-            secs["retries"] = time.monotonic() - t1
-        t1 = time.monotonic()
-    secs["teardown"] = time.monotonic() - t1
-    secs["total"] = time.monotonic() - t0
-    return repmod.Report(date=repmod.now(), machine=machine, versions=versions, test_list=name, sides=list(sides),
-                         parallel=parallel, seconds=secs, rows=rows)
 
 
 if __name__ == "__main__":

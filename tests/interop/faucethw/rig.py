@@ -15,7 +15,8 @@ Each test host has its own private OVS (``OVS_RUNDIR``) for mininet's patch-pane
 independent (they can run at the same time) and nothing touches the system's OVS. The lab's host cables are
 moved out of the lab's host namespaces into the test host ("the hosts' interfaces cabled as dp_ports"). br-of is
 built by ``harmless up`` with the lab's inventory (datapath id 0x1, controllers Faucet's and Gauge's ports on the
-test host's CPN address); br-plain gets the same datapath id, ports 7-10, ``fail_mode=secure``, OpenFlow13, the
+test host's CPN address) after the cables are plugged in (links up), and ``harmless watch`` runs as in a real
+deployment (its systemd unit); br-plain gets the same datapath id, ports 7-10, ``fail_mode=secure``, OpenFlow13, the
 userspace datapath and the same Controller settings HARMLESS writes (``max_backoff`` 1000 ms, out-of-band).
 
 Addresses: 198.19.0.0/30 and 198.19.0.4/30 (RFC 2544's benchmarking range), only inside these namespaces.
@@ -25,6 +26,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +36,7 @@ import yaml
 
 from harmless.lab import netns, topology as lab
 from harmless.ovs import Ovs
-from harmless.procs import free_port, run
+from harmless.procs import free_port, run, spawn, stop
 from tests.interop.faucethw.install import SuiteError
 
 PORTS = (7, 8, 9, 10)
@@ -52,6 +55,7 @@ class Rig:
     name: str = field(default_factory=lambda: "fs" + uuid.uuid4().hex[:4])
     info: dict = field(default_factory=dict)
     ovs: dict[str, Ovs] = field(default_factory=dict)
+    watch: subprocess.Popen | None = None
 
     def test_ns(self, side: str) -> str:
         """The test host's namespace of ``side`` (``plain`` or ``harmless``)."""
@@ -98,9 +102,10 @@ def build_lab_side(rig: Rig, progress=print) -> None:
                                       server_netns=f"hl-{rig.name}-srv"))
     ns = rig.test_ns("harmless")
     netns.add_ns(ns, ipv6=True)         # Faucet's ofctl_rest listens on ::1
-    for n in PORTS:
+    for n in PORTS:       # plugged in like a test host's NIC: up, no address, IPv6 off (TX offload stays off)
         netns.move("eth0", rig.info["hosts"][str(n)]["netns"], ns, f"dp{n}")
-        netns.ip("addr", "flush", "dev", f"dp{n}", netns=ns)
+        netns.sysctl(ns, f"net.ipv6.conf.dp{n}.disable_ipv6=1")
+        netns.link_up(ns, f"dp{n}")
     _cpn(rig, "harmless", rig.info["server_netns"])
     _private_ovs(rig, "mh", ns)
 
@@ -133,11 +138,14 @@ def build_plain_side(rig: Rig, progress=print) -> None:
     o.transact(cmds)
 
 
+def _harmless_exe() -> Path:
+    return Path(sys.executable).with_name("harmless")
+
+
 def harmless_cli(rig: Rig, *args: str, timeout: float = 300) -> str:
     """``harmless ARGS`` as a user runs it (this interpreter's ``harmless``), state in the run folder."""
-    exe = Path(os.sys.executable).with_name("harmless")
     env = {**os.environ, "HARMLESS_STATE_DIR": str(rig.work / "state")}
-    return run([str(exe), *args], env=env, timeout=timeout, error=SuiteError,
+    return run([str(_harmless_exe()), *args], env=env, timeout=timeout, error=SuiteError,
                fix=f"see {rig.work / 'state'}").stdout
 
 
@@ -149,6 +157,9 @@ def harmless_up(rig: Rig, progress=print) -> None:
     p.write_text(yaml.safe_dump(inv, sort_keys=False))
     progress(f"harmless up -i {p.name} (datapath id {DPID:#x}, controllers {', '.join(rig.controllers('harmless'))})")
     harmless_cli(rig, "up", "-i", str(p), "--no-wait", "--json")
+    progress("harmless watch (legacy link state -> br-of, as its systemd unit runs it)")
+    rig.watch = spawn([str(_harmless_exe()), "watch", "--interval", "1"], rig.work / "watch.log",
+                      env={"HARMLESS_STATE_DIR": str(rig.work / "state")})
 
 
 def kill_netns_procs(ns: str) -> None:
@@ -163,6 +174,7 @@ def teardown(rig: Rig, progress=print) -> None:
     """Undo everything (idempotent, goes on after a failure): harmless down, the OVS instances, the processes in
     the test hosts, the lab and every ``hl-<lab>-*`` namespace and interface."""
     progress(f"cleaning up lab {rig.name}")
+    stop(rig.watch, group=True)
     if (rig.work / "state" / "state.json").exists():
         with contextlib.suppress(SuiteError):
             harmless_cli(rig, "down")
