@@ -32,16 +32,21 @@ def compare(name: str, tests: list[str], sides: tuple[str, ...] = SIDES, paralle
     secs, t0 = {}, time.monotonic()
     machine, versions = repmod.environment(suite)
     with rigmod.rig_up(work, sides, progress) as rig:
-        secs["build"] = time.monotonic() - t0
-        t1 = time.monotonic()
-        results = runmod.run_sides(suite, rig, sides, tests, parallel, progress=progress)
-        secs["tests"] = time.monotonic() - t1
-        rows = runmod.rows_of(results, runmod.load_lists().get("known") or {})
-        if retry:
+        keep = runmod.descendants()          # the rig's daemons (OVS, the emulated switch, harmless watch)
+        try:
+            secs["build"] = time.monotonic() - t0
             t1 = time.monotonic()
-            runmod.retry_failures(suite, rig, rows, parallel, progress)
-            secs["retries"] = time.monotonic() - t1
-        t1 = time.monotonic()
+            results = runmod.run_sides(suite, rig, sides, tests, parallel, progress=progress)
+            secs["tests"] = time.monotonic() - t1
+            rows = runmod.rows_of(results, runmod.load_lists().get("known") or {})
+            if retry:
+                t1 = time.monotonic()
+                runmod.retry_failures(suite, rig, rows, parallel, progress)
+                secs["retries"] = time.monotonic() - t1
+        finally:            # also on Ctrl-C/SIGTERM: the runs first, then what they left, then the rig
+            runmod.stop_all()
+            runmod.kill_descendants(keep)
+            t1 = time.monotonic()
     secs["teardown"] = time.monotonic() - t1
     secs["total"] = time.monotonic() - t0
     return repmod.Report(date=repmod.now(), machine=machine, versions=versions, test_list=name, sides=list(sides),

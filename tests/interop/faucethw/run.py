@@ -106,6 +106,20 @@ def side_argv(suite: Suite, rig: Rig, side: str, tests: list[str], tag: str) -> 
     return argv, report
 
 
+#: the runs going on (:func:`stop_all` ends them on Ctrl-C)
+RUNNING: set[subprocess.Popen] = set()
+
+
+def stop_all() -> None:
+    """SIGKILL the process group of every run going on (Faucet's runner, its Faucet, Gauge, tcpdump, mininet)."""
+    for p in list(RUNNING):
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def run_side(suite: Suite, rig: Rig, side: str, tests: list[str], tag: str = "1") -> dict[str, Outcome]:
     """Run ``tests`` on ``side``; output in ``<work>/<side>-<tag>/out.txt``. Returns the outcomes."""
     argv, report = side_argv(suite, rig, side, tests, tag)
@@ -113,6 +127,7 @@ def run_side(suite: Suite, rig: Rig, side: str, tests: list[str], tag: str = "1"
     with open(log, "w") as f:
         p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True)
+        RUNNING.add(p)
         try:
             p.wait(timeout=PER_TEST_S * len(tests) + 120)
         except subprocess.TimeoutExpired:
@@ -121,6 +136,7 @@ def run_side(suite: Suite, rig: Rig, side: str, tests: list[str], tag: str = "1"
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+            RUNNING.discard(p)
     return parse_report(report, tests)
 
 
@@ -166,6 +182,29 @@ def kill_descendants(keep: set[int]) -> None:
             break
 
 
+def in_threads(sides: dict, fn, parallel: bool) -> None:
+    """``fn(side)`` for each side, in threads (all at once when ``parallel``), joined in short waits so that Ctrl-C
+    reaches the main thread at once; a failure in a thread is raised here."""
+    errors: list[BaseException] = []
+
+    def guarded(side):
+        try:
+            fn(side)
+        except BaseException as e:  # noqa: BLE001 - handed to the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(s,), daemon=True) for s in sides]
+    for t in threads:
+        t.start()
+        while not parallel and t.is_alive():
+            t.join(0.5)
+    for t in threads:
+        while t.is_alive():
+            t.join(0.5)
+    if errors:
+        raise errors[0]
+
+
 def run_sides(suite: Suite, rig: Rig, sides: tuple[str, ...], tests: list[str], parallel: bool,
               tag: str = "1", progress=print) -> dict[str, dict[str, Outcome]]:
     """Run ``tests`` on each side (at the same time when ``parallel``); ``{side: {test: Outcome}}``."""
@@ -179,15 +218,7 @@ def run_sides(suite: Suite, rig: Rig, sides: tuple[str, ...], tests: list[str], 
 
     progress(f"running {len(tests)} test(s) on {' and '.join(sides)}{' at once' if parallel else ''}")
     keep = descendants()
-    if parallel:
-        threads = [threading.Thread(target=one, args=(s,)) for s in sides]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    else:
-        for s in sides:
-            one(s)
+    in_threads({s: tests for s in sides}, one, parallel)
     kill_descendants(keep)
     return results
 
@@ -209,8 +240,9 @@ def retry_failures(suite: Suite, rig: Rig, rows: list[Row], parallel: bool, prog
     """Run every failed test once more on the side where it failed (both sides share a loaded 2-core machine: one
     timing failure must not decide the comparison), except a known difference on HARMLESS (lists.yaml says why it
     fails there); a pass then replaces the outcome, ``tries`` is 2 either way."""
-    again = {"plain": [r.test for r in rows if r.plain.status != "pass"],
-             "harmless": [r.test for r in rows if r.harmless.status != "pass" and not r.known]}
+    ran = set(rig.ovs)         # the sides built: test hosts "mp" (plain) and "mh" (harmless)
+    again = {"plain": [r.test for r in rows if r.plain.status != "pass" and "mp" in ran],
+             "harmless": [r.test for r in rows if r.harmless.status != "pass" and not r.known and "mh" in ran]}
     again = {s: t for s, t in again.items() if t}
     if not again:
         return
@@ -221,13 +253,7 @@ def retry_failures(suite: Suite, rig: Rig, rows: list[Row], parallel: bool, prog
         results[side] = run_side(suite, rig, side, again[side], "2")
 
     keep = descendants()
-    threads = [threading.Thread(target=one, args=(s,)) for s in again]
-    for t in threads:
-        t.start()
-        if not parallel:
-            t.join()
-    for t in threads:
-        t.join()
+    in_threads(again, one, parallel)
     kill_descendants(keep)
     for r in rows:
         for side, tests in again.items():
