@@ -3,6 +3,7 @@
     python -m tests.interop.faucethw install            # Debian packages + the suite's own virtualenv (idempotent)
     python -m tests.interop.faucethw run --list ci      # the CI subset; --list long, or --tests A,B.c
     python -m tests.interop.faucethw lists              # the named lists and the known differences
+    python -m tests.interop.faucethw render REPORT.json # a saved report again (current known differences)
 
 Run as root from the repository root with HARMLESS's virtualenv (``.venv/bin/python -m ...``). ``run`` exits 1 when a
 test passes on plain OVS and fails on HARMLESS, 2 on bad arguments, 0 otherwise. See docs/faucet.md.
@@ -105,6 +106,23 @@ def run(list_name, tests, side, serial, no_retry, out, stem, work, dry_run, as_j
     else:
         print_table(rep, Console())
     sys.exit(1 if rep.regressions else 0)
+
+
+@main.command()
+@click.argument("report_json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), help="write <out>/<stem>.json and .md instead of printing")
+@click.option("--stem", help="file name stem for --out (default: the JSON file's)")
+def render(report_json, out, stem):
+    """Print (or write) a saved report again, with the known differences of the current lists.yaml."""
+    from tests.interop.faucethw.report import Report, print_table, write
+    from tests.interop.faucethw.run import load_lists, relabel
+    rep = Report.model_validate_json(report_json.read_text())
+    relabel(rep.rows, load_lists().get("known") or {})
+    if out:
+        for p in write(rep, out, stem or report_json.stem):
+            _progress(f"wrote {p}")
+    else:
+        print_table(rep, Console())
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ Changes to Faucet's runner, each the replacement that works on this kind of mach
 (shared notes: faucet-suite-on-this-machine.md):
 
 * ``OVS_TYPE = "user"``: mininet's bridges use the userspace datapath (``datapath_type=netdev``), no kernel module.
+* TX checksum offload off on the mininet hosts' interfaces: the userspace datapath does not complete partial
+  checksums, so TCP between hosts (``nc``, ``iperf``) failed on every switch.
 * ``DELAY = None`` on the host links: no ``sch_netem`` (the 1 ms delay is the only thing lost).
 * ``_block_non_faucet_packets``: instead of ``ebtables`` (no ``filter`` table here; a flush would also be global),
   each dp_port is brought up without addresses and with IPv6 off, so the test host's own stack sends nothing on it.
@@ -38,6 +40,19 @@ def quiet_dp_ports(self) -> None:
             self.assertEqual(p.returncode, 0, msg=f"{' '.join(argv)}: {p.stdout}{p.stderr}")
 
 
+def no_tx_offload(start_net):
+    """``FaucetTestBase.start_net`` that then turns TX checksum offload off on every mininet host interface: the
+    userspace datapath forwards a frame as it is, so a TCP segment with a partial checksum (veth offload) would
+    arrive unfinished and be dropped by the receiving host (``nc``/``iperf`` tests). The kernel datapath that Faucet's
+    suite assumes completes the checksum."""
+    def start(self):
+        start_net(self)
+        for host in self.net.hosts:
+            for intf in host.intfList():
+                host.cmd("ethtool -K %s tx off" % intf)
+    return start
+
+
 def only_methods(make_suite, wanted: dict[str, set[str]]):
     """``make_suite`` that drops the test methods of a class not in ``wanted[class]`` (absent/empty: all)."""
     def make(tc_class, *args):
@@ -58,6 +73,7 @@ def patch(config_dir: str, log_dir: str, wanted: dict[str, set[str]]) -> None:
 
     mininet_test_base.FaucetTestBase.OVS_TYPE = "user"
     mininet_test_base.FaucetTestBase._block_non_faucet_packets = quiet_dp_ports
+    mininet_test_base.FaucetTestBase.start_net = no_tx_offload(mininet_test_base.FaucetTestBase.start_net)
     mininet_test_topo.FaucetSwitchTopo.DELAY = None
     main.max_loadavg = lambda: 64
     main.CONFIG_FILE_DIRS = [config_dir]

@@ -28,9 +28,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 PINS = HERE / "requirements.txt"
 SITECUSTOMIZE = HERE / "sitecustomize.py"
-#: Debian packages the suite calls (clib's EXTERNAL_DEPENDENCIES, and mininet's mnexec/python module)
+#: Debian packages the suite calls (clib's EXTERNAL_DEPENDENCIES, mininet's mnexec and Python module, wpa_supplicant for
+#: the EAPOL tests)
 APT_PACKAGES = ("mininet", "netcat-openbsd", "psmisc", "lsof", "curl", "iperf", "fping", "ndisc6", "tshark",
-                "ladvd", "exabgp", "socat", "tcpdump", "ethtool")
+                "ladvd", "exabgp", "socat", "tcpdump", "ethtool", "wpasupplicant")
 MININET_MODULE = Path("/usr/lib/python3/dist-packages/mininet")
 
 

@@ -39,13 +39,14 @@ class Report(BaseModel):
                 "plain_passed": sum(r.plain.status == "pass" for r in self.rows),
                 "harmless_passed": sum(r.harmless.status == "pass" for r in self.rows),
                 "plain_pass_harmless_fail": len(self.regressions),
-                "of_them_known": sum(bool(r.known) for r in self.regressions),
+                "of_them_known": sum(bool(r.known) for r in self.regressions),  # known: only on a regression
                 "failed_on_both": sum(r.plain.status != "pass" and r.harmless.status != "pass" for r in self.rows)}
 
 
 def _version(argv: list[str], pattern: str) -> str:
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        out = p.stdout + p.stderr
     except (OSError, subprocess.TimeoutExpired):
         return "?"
     m = re.search(pattern, out)
@@ -78,7 +79,7 @@ def why(r: Row) -> str:
     """The reason column: the known cause first (lists.yaml), then the failure's last exception line."""
     if r.plain.status == "pass" and r.harmless.status == "pass":
         return ""
-    return f"{r.known} — {r.why}" if r.known else r.why
+    return f"{r.known} — {r.why}" if r.known and r.regression else r.why
 
 
 def print_table(rep: Report, console: Console) -> None:

@@ -66,11 +66,12 @@ def load_lists() -> dict:
 
 
 def reason_of(output: str) -> str:
-    """The reason of a failure from Faucet's report (its traceback, newlines as tabs): the last exception line,
-    e.g. ``AssertionError: 100 != 0 : dpid 1 port 7 status 1 != expected 0``, at most 300 characters."""
+    """The reason of a failure from Faucet's report (its traceback, newlines as tabs): the last exception line and
+    what follows it (an ``assertEqual`` diff), e.g. ``AssertionError: 1 != 0 : dpid 1 port 7 status 1 != expected
+    0``, at most 300 characters."""
     lines = [ln.strip() for ln in output.replace("\t", "\n").splitlines() if ln.strip()]
-    exc = [ln for ln in lines if re.match(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b", ln)]
-    text = exc[-1] if exc else (lines[-1] if lines else "")
+    exc = [i for i, ln in enumerate(lines) if re.match(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b", ln)]
+    text = " ".join(lines[exc[-1]:]) if exc else (lines[-1] if lines else "")
     if NO_8021Q.search(output):
         text = "needs a kernel VLAN device (no 8021q module here): " + text
     return text[:300]
@@ -223,6 +224,19 @@ def run_sides(suite: Suite, rig: Rig, sides: tuple[str, ...], tests: list[str], 
     return results
 
 
+def known_why(test: str, known: dict) -> str:
+    """The known cause of ``test`` (``Class.method``) from lists.yaml's ``known`` (by method, else by class), or
+    ``""``."""
+    k = known.get(test) or known.get(test.split(".")[0]) or {}
+    return k.get("why", "")
+
+
+def relabel(rows: list[Row], known: dict) -> None:
+    """Set each row's ``known`` from ``known`` (where HARMLESS failed), e.g. after lists.yaml changed."""
+    for r in rows:
+        r.known = known_why(r.test, known) if r.harmless.status != "pass" else ""
+
+
 def rows_of(results: dict[str, dict[str, Outcome]], known: dict) -> list[Row]:
     """One row per test (the union of both sides' tests, in order of appearance)."""
     plain, harm = results.get("plain", {}), results.get("harmless", {})
@@ -230,9 +244,8 @@ def rows_of(results: dict[str, dict[str, Outcome]], known: dict) -> list[Row]:
     rows = []
     for t in dict.fromkeys([*plain, *harm]):
         p, h = plain.get(t, missing), harm.get(t, missing)
-        k = known.get(t) or known.get(t.split(".")[0]) or {}
-        why = h.reason if h.status != "pass" else p.reason
-        rows.append(Row(test=t, plain=p, harmless=h, why=why, known=k.get("why", "") if h.status != "pass" else ""))
+        rows.append(Row(test=t, plain=p, harmless=h, why=h.reason if h.status != "pass" else p.reason))
+    relabel(rows, known)
     return rows
 
 
