@@ -81,20 +81,26 @@ def _tests(list_name: str | None, tests: str | None) -> tuple[str, list[str]]:
 @click.option("--stem", help="file name stem for --out (default: faucet-hw-<list>)")
 @click.option("--work", type=click.Path(path_type=Path), help="run folder (logs of failed tests are kept there); "
               "default: a new temporary folder")
+@click.option("--platform", type=click.Choice(["2960", "3750", "me3750"]), default="me3750", show_default=True,
+              help="the lab's emulated Catalyst (me3750 tunnels LLDP and CDP; 2960 tunnels nothing)")
+@click.option("--l2pt", default="lldp,cdp", show_default=True, metavar="PROTOCOLS",
+              help="link-local protocols the lab switch tunnels for every port (inventory l2pt; '' for none)")
 @click.option("--dry-run", is_flag=True, help="print the tests and what would be built; build nothing")
 @click.option("--json", "as_json", is_flag=True, help="print the report as one JSON object")
-def run(list_name, tests, side, serial, no_retry, out, stem, work, dry_run, as_json):
+def run(list_name, tests, side, serial, no_retry, out, stem, work, platform, l2pt, dry_run, as_json):
     """Build the lab with br-of (harmless up) and a plain OVS bridge, run the tests in Faucet's hardware-switch
     mode against each, print the per-test table. Exit 1 when a test passes on plain OVS and fails on HARMLESS."""
     from tests.interop.faucethw.compare import compare
     from tests.interop.faucethw.report import print_table, write
     name, chosen = _tests(list_name, tests)
     sides = ("plain", "harmless") if side == "both" else (side,)
+    protocols = tuple(x.strip() for x in l2pt.split(",") if x.strip())
     if dry_run:
-        click.echo(f"would build: {' and '.join(sides)}; run {len(chosen)} test(s) of list {name}: {', '.join(chosen)}")
+        click.echo(f"would build: {' and '.join(sides)} (lab Catalyst {platform}, l2pt {','.join(protocols) or 'none'}); "
+                   f"run {len(chosen)} test(s) of list {name}: {', '.join(chosen)}")
         return
     try:
-        rep = compare(name, chosen, sides, not serial, not no_retry, work, _progress)
+        rep = compare(name, chosen, sides, not serial, not no_retry, work, _progress, platform, protocols)
     except HarmlessError as e:
         err.print(f"error: {e}", highlight=False)
         sys.exit(e.exit_code)

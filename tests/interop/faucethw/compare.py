@@ -10,13 +10,15 @@ from tests.interop.faucethw.rig import SIDES
 
 
 def compare(name: str, tests: list[str], sides: tuple[str, ...] = SIDES, parallel: bool = True, retry: bool = True,
-            work: Path | None = None, progress=print) -> repmod.Report:
+            work: Path | None = None, progress=print, platform: str = rigmod.PLATFORM,
+            l2pt: tuple[str, ...] = rigmod.L2PT) -> repmod.Report:
     """Install if needed, build both switches, run ``tests`` on each, run failures once more, tear down.
 
     Args:
         name: the list's name (for the report); tests: ``Class`` or ``Class.method`` entries; sides: which
             switches; parallel: both at the same time; retry: failures once more; work: run folder (default: a
-            new temporary one; failed tests' logs stay there).
+            new temporary one; failed tests' logs stay there); platform, l2pt: the lab's Catalyst and the
+            link-local protocols it tunnels (inventory ``l2pt``).
 
     Returns:
         The :class:`~tests.interop.faucethw.report.Report`.
@@ -31,7 +33,7 @@ def compare(name: str, tests: list[str], sides: tuple[str, ...] = SIDES, paralle
     runmod.become_subreaper()
     secs, t0 = {}, time.monotonic()
     machine, versions = repmod.environment(suite)
-    with rigmod.rig_up(work, sides, progress) as rig:
+    with rigmod.rig_up(work, sides, progress, platform, l2pt) as rig:
         keep = runmod.descendants()          # the rig's daemons (OVS, the emulated switch, harmless watch)
         try:
             secs["build"] = time.monotonic() - t0
@@ -50,4 +52,5 @@ def compare(name: str, tests: list[str], sides: tuple[str, ...] = SIDES, paralle
     secs["teardown"] = time.monotonic() - t1
     secs["total"] = time.monotonic() - t0
     return repmod.Report(date=repmod.now(), machine=machine, versions=versions, test_list=name, sides=list(sides),
-                         parallel=parallel, seconds=secs, rows=rows)
+                         parallel=parallel, seconds=secs, rows=rows,
+                         lab={"platform": platform, "l2pt": ",".join(l2pt) or "none"})

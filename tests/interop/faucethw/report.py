@@ -17,7 +17,8 @@ from tests.interop.faucethw.run import Outcome, Row
 
 
 class Report(BaseModel):
-    """One run: where and when, with what, which tests, how long each phase took (s), the rows."""
+    """One run: where and when, with what, which tests, how long each phase took (s), the rows; ``lab``: the lab
+    switch's platform and tunnelled protocols (absent in reports before layer-2 protocol tunnelling)."""
 
     date: str
     machine: dict[str, str]
@@ -27,6 +28,7 @@ class Report(BaseModel):
     parallel: bool
     seconds: dict[str, float]
     rows: list[Row]
+    lab: dict[str, str] = {}
 
     @property
     def regressions(self) -> list[Row]:
@@ -103,7 +105,8 @@ def markdown(rep: Report) -> str:
     lines = [f"# Faucet {FAUCET_VERSION} hardware-switch tests: plain OVS vs HARMLESS (`{rep.test_list}`)", "",
              f"Run {rep.date}; machine: " + ", ".join(f"{k} {v}" for k, v in rep.machine.items()) + "; versions: "
              + ", ".join(f"{k} {v}" for k, v in rep.versions.items()) + ".", "",
-             f"Sides {' and '.join(rep.sides)}{' at the same time' if rep.parallel else ', one after the other'}; "
+             (f"Lab: Catalyst {rep.lab.get('platform', '2960')}, l2pt {rep.lab.get('l2pt', 'none')}. " if rep.lab else "")
+             + f"Sides {' and '.join(rep.sides)}{' at the same time' if rep.parallel else ', one after the other'}; "
              "time: " + ", ".join(f"{k} {v:.0f} s" for k, v in rep.seconds.items()) + ".", "",
              f"{s['tests']} tests: plain OVS passed {s['plain_passed']}, HARMLESS passed {s['harmless_passed']}; "
              f"pass on plain OVS and fail on HARMLESS: {s['plain_pass_harmless_fail']} ({s['of_them_known']} "

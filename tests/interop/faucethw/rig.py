@@ -47,11 +47,20 @@ PLAIN_BRIDGE = "br-plain"
 SIDES = ("plain", "harmless")
 
 
+#: the lab's Catalyst by default: a 3750 Metro tunnels LLDP and CDP (docs/transparency.md, "What each platform can
+#: tunnel"); with ``2960`` (no tunnelling) LLDP and CDP stop at the legacy switch
+PLATFORM = "me3750"
+L2PT = ("lldp", "cdp")
+
+
 @dataclass
 class Rig:
-    """Both switches and both test hosts. ``name``: lab name (``fs`` + 4 hex digits); ``work``: run folder."""
+    """Both switches and both test hosts. ``name``: lab name (``fs`` + 4 hex digits); ``work``: run folder;
+    ``platform``: the emulated Catalyst; ``l2pt``: the link-local protocols it tunnels for every migrated port."""
 
     work: Path
+    platform: str = PLATFORM
+    l2pt: tuple[str, ...] = L2PT
     name: str = field(default_factory=lambda: "fs" + uuid.uuid4().hex[:4])
     info: dict = field(default_factory=dict)
     ovs: dict[str, Ovs] = field(default_factory=dict)
@@ -97,8 +106,9 @@ def _private_ovs(rig: Rig, key: str, ns: str) -> Ovs:
 
 def build_lab_side(rig: Rig, progress=print) -> None:
     """The lab (hosts on 7-10, server netns), its host cables moved into the test host as dp7..dp10, the CPN."""
-    progress(f"lab {rig.name}: emulated IOS switch, hosts on FastEthernet0/{','.join(map(str, PORTS))}")
-    rig.info = lab.lab_up(lab.LabSpec(name=rig.name, ssh_port=free_port(), hosts=PORTS,
+    progress(f"lab {rig.name}: emulated IOS switch ({rig.platform}), hosts on FastEthernet0/"
+             f"{','.join(map(str, PORTS))}")
+    rig.info = lab.lab_up(lab.LabSpec(name=rig.name, ssh_port=free_port(), hosts=PORTS, platform=rig.platform,
                                       server_netns=f"hl-{rig.name}-srv"))
     ns = rig.test_ns("harmless")
     netns.add_ns(ns, ipv6=True)         # Faucet's ofctl_rest listens on ::1
@@ -153,9 +163,12 @@ def harmless_up(rig: Rig, progress=print) -> None:
     """``harmless up`` with the lab's inventory, controllers at the test host's CPN address (no wait: Faucet
     starts with each test)."""
     inv = lab.inventory(rig.info, rig.controllers("harmless"))
+    if rig.l2pt:
+        inv["switches"][0]["l2pt"] = list(rig.l2pt)
     p = rig.work / "inventory.yaml"
     p.write_text(yaml.safe_dump(inv, sort_keys=False))
-    progress(f"harmless up -i {p.name} (datapath id {DPID:#x}, controllers {', '.join(rig.controllers('harmless'))})")
+    progress(f"harmless up -i {p.name} (datapath id {DPID:#x}, controllers {', '.join(rig.controllers('harmless'))}, "
+             f"l2pt {','.join(rig.l2pt) or 'none'})")
     harmless_cli(rig, "up", "-i", str(p), "--no-wait", "--json")
     progress("harmless watch (legacy link state -> br-of, as its systemd unit runs it)")
     rig.watch = spawn([str(_harmless_exe()), "watch", "--interval", "1"], rig.work / "watch.log",
@@ -186,10 +199,10 @@ def teardown(rig: Rig, progress=print) -> None:
 
 
 @contextlib.contextmanager
-def rig_up(work: Path, sides=SIDES, progress=print):
+def rig_up(work: Path, sides=SIDES, progress=print, platform: str = PLATFORM, l2pt: tuple[str, ...] = L2PT):
     """Build the switches of ``sides`` (yields the :class:`Rig`); torn down afterwards, also on failure, Ctrl-C or
     SIGTERM."""
-    rig = Rig(work)
+    rig = Rig(work, platform=platform, l2pt=tuple(l2pt))
     old = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     env_state = os.environ.get("HARMLESS_STATE_DIR")
     os.environ["HARMLESS_STATE_DIR"] = str(work / "state")      # the lab's files live in the run's state dir
