@@ -19,6 +19,9 @@ Changes to Faucet's runner, each the replacement that works on this kind of mach
 * ``_block_non_faucet_packets``: instead of ``ebtables`` (no ``filter`` table here; a flush would also be global),
   each dp_port is brought up without addresses and with IPv6 off, so the test host's own stack sends nothing on it.
 * The load-average gate (cores x 1.5) is raised: other work on the machine must not fail a test by itself.
+* Host and switch names (``u011``, ``s01``, ...) are shifted by ``$FAUCETHW_SID_OFFSET`` serial numbers: two runs
+  at the same time (one per switch) would otherwise both create the named network namespace of a host (``ip netns add
+  u021`` in the hairpin tests).
 * ``make_suite`` keeps only the requested methods of a class.
 * ``hw_switch_config.yaml`` is read from ``CONFIG_DIR`` and the test logs go to ``LOG_DIR`` (not ``/etc/faucet`` and
   ``/var/tmp``).
@@ -66,6 +69,11 @@ def only_methods(make_suite, wanted: dict[str, set[str]]):
     return make
 
 
+def shifted_sid_prefix(get_sid_prefix, offset: int):
+    """``FaucetSwitchTopo._get_sid_prefix`` for serial number + ``offset`` (62 x 62 two-character prefixes)."""
+    return staticmethod(lambda ports_served: get_sid_prefix(ports_served + offset))
+
+
 def patch(config_dir: str, log_dir: str, wanted: dict[str, set[str]]) -> None:
     """Apply the changes listed in the module docstring to Faucet's clib."""
     from clib import clib_mininet_test_main as main
@@ -75,6 +83,9 @@ def patch(config_dir: str, log_dir: str, wanted: dict[str, set[str]]) -> None:
     mininet_test_base.FaucetTestBase._block_non_faucet_packets = quiet_dp_ports
     mininet_test_base.FaucetTestBase.start_net = no_tx_offload(mininet_test_base.FaucetTestBase.start_net)
     mininet_test_topo.FaucetSwitchTopo.DELAY = None
+    offset = int(os.environ.get("FAUCETHW_SID_OFFSET", "0"))
+    mininet_test_topo.FaucetSwitchTopo._get_sid_prefix = shifted_sid_prefix(
+        mininet_test_topo.FaucetSwitchTopo._get_sid_prefix, offset)
     main.max_loadavg = lambda: 64
     main.CONFIG_FILE_DIRS = [config_dir]
     main.make_suite = only_methods(main.make_suite, wanted)

@@ -31,6 +31,8 @@ LISTS = HERE / "lists.yaml"
 RUNNER_ARGS = ["--nocheck", "--serial", "--retries", "1", "-o", "0,1,2,3", "--port", "1"]
 #: seconds allowed per test method (Faucet's own limit per controller is 600 s)
 PER_TEST_S = 420
+#: serial-number offset of each side's host and switch names (hw_main.py): named namespaces of hosts are global
+SID_OFFSET = {"plain": 0, "harmless": 1900}
 #: a failure in a test's setUp that means the machine cannot run it at all (no 8021q: no VLAN sub-interface)
 NO_8021Q = re.compile(r"Unknown device type|vlan.*(not supported|Operation not supported)|8021q", re.I)
 
@@ -102,7 +104,8 @@ def side_argv(suite: Suite, rig: Rig, side: str, tests: list[str], tag: str) -> 
     report = d / "report.json"
     argv = ["ip", "netns", "exec", rig.test_ns(side), "env", *[f"{k}={v}" for k, v in rig.test_env(side).items()],
             f"PATH={suite.venv / 'bin'}:{os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}",
-            f"FAUCET_DIR={suite.src / 'faucet'}", str(suite.python), str(HW_MAIN), str(suite.src), str(d),
+            f"FAUCET_DIR={suite.src / 'faucet'}", f"FAUCETHW_SID_OFFSET={SID_OFFSET[side]}",
+            str(suite.python), str(HW_MAIN), str(suite.src), str(d),
             str(d / "logs"), ",".join(tests), *RUNNER_ARGS, "-j", str(report)]
     return argv, report
 
