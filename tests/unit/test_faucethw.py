@@ -27,6 +27,11 @@ def test_reason_is_the_last_exception_line():
     assert reason_of(TRACE_PORT) == "AssertionError: 1 != 0 : dpid 1 port 7 status 1 != expected 0"
 
 
+def test_reason_keeps_no_path_of_this_machine():
+    r = reason_of("Traceback:\tAssertionError: x not found in /var/tmp/faucet-tests-ab/T-test_untagged/gauge-meter.txt\t")
+    assert r == "AssertionError: x not found in .../gauge-meter.txt"
+
+
 def test_reason_names_a_missing_kernel_vlan_device():
     r = reason_of(TRACE_VLAN)
     assert r.startswith("needs a kernel VLAN device (no 8021q module here)") and "Unknown device type" in r

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tests.interop.faucethw.install import FAUCET_VERSION, REPO, Suite
-from tests.interop.faucethw.run import Outcome, Row
+from tests.interop.faucethw.run import Outcome, Row, short_paths
 
 
 class Report(BaseModel):
@@ -119,8 +119,11 @@ def markdown(rep: Report) -> str:
 
 
 def write(rep: Report, out_dir: Path, stem: str) -> list[Path]:
-    """``<out_dir>/<stem>.json`` and ``.md``."""
+    """``<out_dir>/<stem>.json`` and ``.md`` (paths of this machine in the reasons shortened)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    for r in rep.rows:
+        r.why = short_paths(r.why)
+        r.plain.reason, r.harmless.reason = short_paths(r.plain.reason), short_paths(r.harmless.reason)
     j, m = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
     j.write_text(rep.model_dump_json(indent=2) + "\n")
     m.write_text(markdown(rep))

@@ -67,6 +67,11 @@ def load_lists() -> dict:
     return yaml.safe_load(LISTS.read_text())
 
 
+def short_paths(text: str) -> str:
+    """Absolute paths of this machine (run folders, temporary files) shortened to ``.../<file name>``."""
+    return re.sub(r"(?:/[\w.+-]+){2,}/([\w.+-]+)", r".../\1", text)
+
+
 def reason_of(output: str) -> str:
     """The reason of a failure from Faucet's report (its traceback, newlines as tabs): the last exception line and
     what follows it (an ``assertEqual`` diff), e.g. ``AssertionError: 1 != 0 : dpid 1 port 7 status 1 != expected
@@ -76,7 +81,7 @@ def reason_of(output: str) -> str:
     text = " ".join(lines[exc[-1]:]) if exc else (lines[-1] if lines else "")
     if NO_8021Q.search(output):
         text = "needs a kernel VLAN device (no 8021q module here): " + text
-    return text[:300]
+    return short_paths(text)[:300]
 
 
 def parse_report(path: Path, tests: list[str]) -> dict[str, Outcome]:
