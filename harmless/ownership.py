@@ -14,6 +14,7 @@ A change of the operator to an owned object (a migrated port, a HARMLESS VLAN, t
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -21,8 +22,10 @@ from pydantic import BaseModel, Field
 from harmless import state as st
 from harmless.errors import HarmlessError
 from harmless.switch_drivers import devdiff
+from harmless.switch_drivers.models import parse_model
 from harmless.switch_drivers.ownership import (ConfigSyntax, Lines, Merged, Owned, Units, changed_keys, owned_after,
                                                syntax_for, three_way)
+from harmless.switch_drivers.portmodel import SwitchModel
 
 #: exit status of a ``down`` (or ``up``) that stopped on a conflict: nothing was changed, the switch is still migrated
 EXIT_CONFLICT = 5
@@ -146,6 +149,46 @@ def dropped(o: st.Ownership | None, candidate: str) -> list[str]:
         return []
     wanted = set(syntax_for(o.syntax).touched(candidate))
     return [x.key for x in o.objects if x.key not in wanted]
+
+
+# ----------------------------------------------------------------------------- as HARMLESS found it
+#: the first word of the key of an object that is one switch port, per syntax (``interface fastethernet0/7``,
+#: ``interfaces ge-0/0/7``, ``port 7``)
+PORT_KEYS = ("interface", "interfaces", "port")
+
+
+def found_config(o: st.Ownership, now: str) -> str:
+    """The running config ``now`` with every object HARMLESS owns back as HARMLESS found it (its lines before HARMLESS
+    first wrote it; also an object the operator changed since) and every other object as the device has it now: the
+    switch as preflight judges it on an incremental ``up`` or ``plan``. Pure.
+
+    Raises:
+        ValueError: ``now`` does not parse in the record's syntax.
+    """
+    return syntax_for(o.syntax).assemble(now, {x.key: _t(x.base) for x in o.objects})
+
+
+def owned_ports(o: st.Ownership | None) -> set[str]:
+    """The switch ports (lower-case names: ``fastethernet0/7``, ``ge-0/0/7``, ``7``) whose object HARMLESS owns. Pure."""
+    return {x.key.split()[-1] for x in (o.objects if o else ()) if x.key.split()[0] in PORT_KEYS}
+
+
+def found_model(model: SwitchModel, driver: str, found_text: str, ports: set[str]) -> SwitchModel:
+    """``model`` (the port model now) with the ports ``ports`` (lower-case names) as ``found_text`` configures them:
+    what preflight judges a port HARMLESS owns by is what HARMLESS found there, not what it left (a trunk it made of a
+    free port is free, a port it tunnels for was not tunnelling). A port ``found_text`` does not configure stays as
+    it is now; every other part of the model (VLANs, VTP, spanning tree, the other ports) is the device's now. Pure.
+
+    Args:
+        driver: the port model's syntax (:func:`harmless.switch_drivers.models.parse_model`'s ``driver``).
+        found_text: :func:`found_config`, or (no ownership record) the original backup.
+
+    Raises:
+        ValueError: ``found_text`` does not parse; NotImplementedError: the driver has no port model.
+    """
+    found = {p.interface.lower(): p for p in parse_model(driver, found_text).ports}
+    return replace(model, ports=tuple(found.get(p.interface.lower(), p) if p.interface.lower() in ports else p
+                                      for p in model.ports))
 
 
 # ----------------------------------------------------------------------------- the merge

@@ -444,15 +444,19 @@ def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str
 
 def _trunk_plans(sw: Switch, facts: DeviceFacts, spell: dict[str, str], port_plans: tuple[PortPlan, ...]
                  ) -> tuple[TrunkPlan, ...]:
-    """Each trunk's plan: its VIDs, ``shared`` from the inventory, ``bring_up`` when the port is shut now."""
+    """Each trunk's plan: its VIDs, ``shared`` from the inventory where the port is a trunk (:func:`preflight.shares`:
+    a port that is not one has nothing to keep and carries exactly its VIDs), ``bring_up`` when the port is shut.
+    ``facts`` has the ports HARMLESS owns as it found them (:func:`harmless.ownership.found_model`)."""
     model = facts.port_model
-    shut = {p.interface for p in model.ports if p.shutdown} if model is not None else set()
+    ports = {p.interface: p for p in model.ports} if model is not None else {}
+    shut = {p.interface for p in ports.values() if p.shutdown}
     if preflight.is_procurve(sw):
         shut = set()                    # refused by preflight: ProCurve cannot bring a trunk up and back down
     return tuple(
         TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),
                   tuple(sorted(pp.vid for pp in port_plans if pp.trunk == spell[t.switch_port])),
-                  shared=t.shared, bring_up=spell[t.switch_port] in shut)
+                  shared=t.shared and (model is None or preflight.shares(ports.get(spell[t.switch_port]))),
+                  bring_up=spell[t.switch_port] in shut)
         for t in sw.trunks)
 
 

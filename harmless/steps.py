@@ -5,7 +5,7 @@ Layer: commands (below :mod:`harmless.up`, :mod:`harmless.down`, :mod:`harmless.
 """
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable
 
@@ -14,7 +14,7 @@ from harmless import state as st
 from harmless.deployment import connect
 from harmless.errors import DeviceError, HarmlessError, InputError
 from harmless.inventory import Inventory, Switch
-from harmless.ownership import dropped, labels, unproven
+from harmless.ownership import dropped, found_config, found_model, labels, owned_ports, unproven
 from harmless.plan import Plan, device_change, plan_with_findings
 from harmless.results import PlanResult
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
@@ -175,10 +175,47 @@ def port_changes_allowed(drv: SwitchDriver, before: dict[str, dict], target: str
     return set(port_differences(before, st.jsonable({n: asdict(p) for n, p in sorted(ports.items())})))
 
 
+def as_found(sw: Switch, facts: DeviceFacts, s: st.DeploymentState | None, previous: Plan | None, syntax: str,
+             running: Callable[[], str]) -> DeviceFacts:
+    """``facts`` with the ports HARMLESS owns on a migrated switch as HARMLESS found them
+    (:func:`harmless.ownership.found_model`): from the ownership record (each owned object's lines before HARMLESS,
+    the operator's other changes kept), else from the original backup for the ports of the previous plan (a
+    deployment recorded without ownership). Unchanged on a first migration, without a port model, or when a config
+    does not parse (then the ports are judged as they are now).
+
+    Args:
+        syntax: the switch's port-model syntax (the driver's ``port_model_syntax`` or name).
+        running: gives the device's running config (called only for a switch with an ownership record).
+    """
+    if facts.port_model is None or s is None or sw.name not in s.backups:
+        return facts
+    o = s.owned.get(sw.name)
+    sp = next((x for x in (previous.switches if previous else ()) if x.name == sw.name), None)
+    try:
+        if o is not None:
+            text, ports = found_config(o, running()), owned_ports(o)
+        elif sp is not None:
+            text = st.read_backup(s.backups[sw.name].model_dump())
+            ports = {x.lower() for x in (*(p.interface for p in sp.ports), *(t.switch_port for t in sp.trunks))}
+        else:
+            return facts
+        model = found_model(facts.port_model, syntax, text, ports)
+    except (ValueError, KeyError, NotImplementedError, st.StateError):
+        return facts
+    return replace(facts, port_model=model)
+
+
+def model_syntax(drv: SwitchDriver) -> str:
+    """The port-model syntax of a driver (:func:`harmless.switch_drivers.models.parse_model`'s ``driver``)."""
+    return getattr(drv, "port_model_syntax", None) or drv.name
+
+
 def _read_devices(inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent,
-                  drivers: dict[str, SwitchDriver], only: set[str] | None = None) -> dict[str, fleet.SwitchOutcome]:
-    """Open a session to every switch (of ``only``, when given) and read its facts and capabilities, in parallel
-    (sessions into ``drivers``)."""
+                  drivers: dict[str, SwitchDriver], only: set[str] | None = None,
+                  s: st.DeploymentState | None = None, previous: Plan | None = None
+                  ) -> dict[str, fleet.SwitchOutcome]:
+    """Open a session to every switch (of ``only``, when given) and read its facts (the ports HARMLESS owns as it
+    found them: :func:`as_found`) and capabilities, in parallel (sessions into ``drivers``)."""
     chosen = [(i, sw) for i, sw in enumerate(inv.switches) if only is None or sw.name in only]
     # resolve every secret reference before contacting any device
     passwords = {sw.name: sw.password(f"{src}: switches[{i}]") for i, sw in chosen}
@@ -186,8 +223,8 @@ def _read_devices(inv: Inventory, src: str, progress: Progress, on_switch: Switc
 
     def read(sw: Switch) -> tuple[DeviceFacts, Capabilities]:
         progress(f"connecting to {sw.name} ({sw.driver}) at {sw.host}:{sw.port}")
-        drivers[sw.name] = connect(sw, where[sw.name], passwords[sw.name])
-        return drivers[sw.name].facts(), drivers[sw.name].capabilities
+        drv = drivers[sw.name] = connect(sw, where[sw.name], passwords[sw.name])
+        return as_found(sw, drv.facts(), s, previous, model_syntax(drv), drv.running_config), drv.capabilities
 
     return fleet.run_per_switch([sw for _, sw in chosen], read,
                                 on_done=lambda o: on_switch(o.name, "read") if o.ok else None)
@@ -254,7 +291,7 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
     previous = Plan.from_dict(s.plan) if s and s.plan else None
     drivers: dict[str, SwitchDriver] = {}
     try:
-        read_out = _read_devices(inv, src, progress, on_switch, drivers, only)
+        read_out = _read_devices(inv, src, progress, on_switch, drivers, only, s, previous)
         failed = {n: o.error for n, o in read_out.items() if not o.ok}
         if failed and not tolerate:
             raise next(iter(failed.values()))

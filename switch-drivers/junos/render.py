@@ -84,7 +84,8 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
         access: access-port changes; VIDs 1..4094, VLAN names per Junos rules (a letter first, 1-64 chars of
             ``[A-Za-z0-9_.-]``); ``qinq`` is refused (see :data:`QINQ_UNSUPPORTED`).
         trunks: trunk changes; each carries exactly its ``vids`` (trunk-only VIDs get VLANs named ``vlan<VID>``;
-            a ``shared`` one keeps its other members: its ``family ethernet-switching`` is not deleted;
+            a ``shared`` one keeps its other members: its ``family ethernet-switching`` and its non-ELS VLAN-side
+            memberships are not deleted;
             ``bring_up`` deletes its ``disable``);
             ``stag_tpid`` is irrelevant without QinQ and ignored.
         syntax: ``"els"`` (``interface-mode``; EX2300/3400/4300, QFX, ...) or ``"legacy"`` (``port-mode``;
@@ -119,7 +120,8 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
             vlans.setdefault(vid, f"vlan{vid}")
         rows.append((t.interface, [vlans[v] for v in sorted(set(t.vids))], t.shared, t.bring_up))
     side = vlan_side or {}
-    stale = [(name, ifname) for ifname in [a.interface for a in access] + [t.interface for t in trunks]
+    # a shared trunk keeps its VLAN-side memberships too: they are the VLANs it carries for the operator
+    stale = [(name, ifname) for ifname in [a.interface for a in access] + [t.interface for t in trunks if not t.shared]
              for name in sorted(side.get(ifname, ()))]
     return _ENV.get_template("harmless.j2").render(mode_kw=MODE_KEYWORD[syntax], vlans=sorted(vlans.items()),
                                                    access=[(a.interface, a.vlan_name) for a in access], trunks=rows,
