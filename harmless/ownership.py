@@ -169,7 +169,8 @@ def found_config(o: st.Ownership, now: str) -> str:
 
 
 def owned_ports(o: st.Ownership | None) -> set[str]:
-    """The switch ports (lower-case names: ``fastethernet0/7``, ``ge-0/0/7``, ``7``) whose object HARMLESS owns. Pure."""
+    """The switch ports (lower-case names: ``fastethernet0/7``, ``ge-0/0/7``, ``7``) whose object HARMLESS owns.
+    Pure."""
     return {x.key.split()[-1] for x in (o.objects if o else ()) if x.key.split()[0] in PORT_KEYS}
 
 

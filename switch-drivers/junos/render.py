@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
+from harmless.switch_drivers.junos.ranges import range_commands
 from harmless.switch_drivers.rendering import template_env
 from harmless.switch_drivers.vids import check_vid
 
@@ -77,7 +78,8 @@ def _l2pt_rows(access: list[AccessPortChange], syntax: str, tunnelled: set[str])
 
 
 def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syntax: str = "els",
-                  vlan_side: dict[str, list[str]] | None = None, tunnelled: set[str] | None = None) -> str:
+                  vlan_side: dict[str, list[str]] | None = None, tunnelled: set[str] | None = None,
+                  current: str | None = None) -> str:
     """Render the ``set``/``delete`` candidate that makes each access port its own VLAN and trunks carry them.
 
     Args:
@@ -95,6 +97,8 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
             deleted too, else the port would stay in its old VLAN as well.
         tunnelled: ports whose Layer 2 protocol tunnelling the device has today (port model ``l2pt``); their
             ``mac-rewrite`` statements are deleted when their ``l2pt`` is empty.
+        current: the device's configuration: migrated ports that are members of an ``interface-range`` are taken out
+            of it and given its other statements as their own (:mod:`.ranges`), in commands at the end.
 
     Returns:
         ``set vlans`` lines (sorted by VID), then per access port and per trunk a ``delete`` of its
@@ -120,9 +124,11 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
             vlans.setdefault(vid, f"vlan{vid}")
         rows.append((t.interface, [vlans[v] for v in sorted(set(t.vids))], t.shared, t.bring_up))
     side = vlan_side or {}
+    moves = range_commands(current, {**{a.interface: False for a in access}, **{t.interface: t.shared for t in trunks}})
     # a shared trunk keeps its VLAN-side memberships too: they are the VLANs it carries for the operator
     stale = [(name, ifname) for ifname in [a.interface for a in access] + [t.interface for t in trunks if not t.shared]
              for name in sorted(side.get(ifname, ()))]
     return _ENV.get_template("harmless.j2").render(mode_kw=MODE_KEYWORD[syntax], vlans=sorted(vlans.items()),
                                                    access=[(a.interface, a.vlan_name) for a in access], trunks=rows,
-                                                   stale=stale, l2pt=_l2pt_rows(access, syntax, tunnelled or set()))
+                                                   stale=stale, l2pt=_l2pt_rows(access, syntax, tunnelled or set()),
+                                                   ranges=moves)

@@ -181,3 +181,55 @@ def test_a_moved_trunk_may_become_an_access_port_it_was_before(monkeypatch, stat
     res = plan(now, ["Gi1/0/37", "Te1/1/3"], {"switch_port": "Gi1/0/48"}, "ios")
     assert isinstance(res, Refused) and [f.kind for f in res.findings if f.severity == "refusal"] == \
         ["access-is-trunk"]
+
+
+# ----------------------------------------------------------------------------- EOS: tunnelling through a shared trunk
+def eos_uplink_plan(monkeypatch, tmp_path, config: str):
+    monkeypatch.setenv("HL_X", "x")
+    cfg = tmp_path / "leaf.cfg"
+    cfg.write_text(config)
+    return plan(cfg, [{"interface": "Ethernet1", "l2pt": ["lldp"]}, "Ethernet2"],
+                {"switch_port": "Port-Channel100", "shared": True}, "eos")
+
+
+def test_eos_tunnelling_through_a_shared_uplink_says_what_its_profile_does(monkeypatch, state_dir, tmp_path):
+    """The campus leaf's uplink LAG is HARMLESS's trunk too (shared); desk 3-01 forwards LLDP: the uplink gets
+    harmless-tagged-lldp, which applies to its VLANs 10, 20, 30, 4000 as well: a warning says so."""
+    res = eos_uplink_plan(monkeypatch, tmp_path, EOS_720XP.read_text())
+    assert not isinstance(res, Refused), res.findings
+    warn = [f for f in res.findings if f.kind == "l2pt-shared-trunk"]
+    assert len(warn) == 1 and warn[0].where == "inv.yaml: switches[0].access_ports[0].l2pt"
+    assert warn[0].problem.startswith("accb2 Port-Channel100 is a shared trunk and gets the L2 protocol forwarding "
+                                      "profile harmless-tagged-lldp for its ports' tunnelled lldp: EOS applies")
+    assert "the tagged lldp PDUs of the operator's VLANs on Port-Channel100 are then bridged in their VLAN instead " \
+           "of trapped to the switch's CPU (EOS User Manual, \"Layer 2 Protocol Forwarding\"" in warn[0].problem
+    assert "interface Port-Channel100\n   switchport mode trunk\n   switchport trunk allowed vlan add 101-102\n" \
+           "   l2-protocol forwarding profile harmless-tagged-lldp\n" in res.configs["accb2"]
+    # a trunk that is not shared (a free port) gets the profile without a word: it carries only HARMLESS's VLANs
+    res = plan(tmp_path / "leaf.cfg", [{"interface": "Ethernet1", "l2pt": ["lldp"]}], {"switch_port": "Ethernet4"},
+               "eos")
+    assert "l2-protocol forwarding profile harmless-tagged-lldp" in res.configs["accb2"]
+    assert not [f for f in res.findings if f.kind.startswith("l2pt-shared") or f.kind == "l2pt-trunk-profile"]
+
+
+def test_eos_an_operator_profile_on_the_shared_uplink_is_refused_not_replaced(monkeypatch, state_dir, tmp_path):
+    operator = EOS_720XP.read_text().replace(
+        "vrf instance MGMT\n", "vrf instance MGMT\n!\nl2-protocol\n   forwarding profile UPLINK-LACP\n"
+        "      lacp untagged forward\n      lldp tagged forward\n").replace(
+        "   switchport mode trunk\n!\ninterface Ethernet1\n",
+        "   switchport mode trunk\n   l2-protocol forwarding profile UPLINK-LACP\n!\ninterface Ethernet1\n")
+    res = eos_uplink_plan(monkeypatch, tmp_path, operator)
+    assert isinstance(res, Refused)
+    bad = [f for f in res.findings if f.severity == "refusal"]
+    assert [f.kind for f in bad] == ["l2pt-trunk-profile"]
+    assert bad[0].problem.startswith("accb2 Port-Channel100 is a shared trunk with the L2 protocol forwarding "
+                                     "profile UPLINK-LACP; tunnelling lldp for its ports would replace it with "
+                                     "harmless-tagged-lldp (an interface has one profile)")
+    assert bad[0].inventory == "{interface: Ethernet1, l2pt: []}"
+    assert bad[0].fix.startswith("tunnel nothing through Port-Channel100: write its ports as "
+                                 "{interface: Ethernet1, l2pt: []}")
+    # the fix plans, and leaves the operator's profile alone
+    res = plan(tmp_path / "leaf.cfg", [{"interface": "Ethernet1", "l2pt": []}, "Ethernet2"],
+               {"switch_port": "Port-Channel100", "shared": True}, "eos")
+    assert not isinstance(res, Refused), res.findings
+    assert "l2-protocol" not in res.configs["accb2"]
