@@ -168,10 +168,28 @@ def found_config(o: st.Ownership, now: str) -> str:
     return syntax_for(o.syntax).assemble(now, {x.key: _t(x.base) for x in o.objects})
 
 
+def _port_key(key: str) -> bool:
+    """The key of one switch port's object (not a Junos ``interfaces interface-range NAME``)."""
+    words = key.split()
+    return words[0] in PORT_KEYS and len(words) == 2
+
+
 def owned_ports(o: st.Ownership | None) -> set[str]:
     """The switch ports (lower-case names: ``fastethernet0/7``, ``ge-0/0/7``, ``7``) whose object HARMLESS owns.
     Pure."""
-    return {x.key.split()[-1] for x in (o.objects if o else ()) if x.key.split()[0] in PORT_KEYS}
+    return {x.key.split()[-1].lower() for x in (o.objects if o else ()) if _port_key(x.key)}
+
+
+def entangled(o: st.Ownership | None, keys: list[str]) -> list[str]:
+    """The owned objects that are neither one port's nor one VLAN's (a Junos ``interface-range`` HARMLESS took ports
+    out of, ``protocols rstp`` / ``protocols dot1x`` / ``switch-options`` naming those ports, ``protocols
+    layer2-control``), when a port object is among ``keys`` (given back by an incremental ``up``): what HARMLESS
+    wrote there depends on which ports are migrated, so they are given back too and the tagging config is rendered
+    again from there (else a port leaving the inventory would stay out of its range). Pure."""
+    if o is None or not any(_port_key(k) for k in keys):
+        return []
+    return [x.key for x in o.objects if x.key not in keys and not _port_key(x.key)
+            and x.key.split()[0] not in ("vlan", "vlans")]
 
 
 def found_model(model: SwitchModel, driver: str, found_text: str, ports: set[str]) -> SwitchModel:

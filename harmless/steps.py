@@ -14,7 +14,7 @@ from harmless import state as st
 from harmless.deployment import connect
 from harmless.errors import DeviceError, HarmlessError, InputError
 from harmless.inventory import Inventory, Switch
-from harmless.ownership import dropped, found_config, found_model, labels, owned_ports, unproven
+from harmless.ownership import dropped, entangled, found_config, found_model, labels, owned_ports, unproven
 from harmless.plan import Plan, device_change, plan_with_findings
 from harmless.results import PlanResult
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
@@ -175,34 +175,54 @@ def port_changes_allowed(drv: SwitchDriver, before: dict[str, dict], target: str
     return set(port_differences(before, st.jsonable({n: asdict(p) for n, p in sorted(ports.items())})))
 
 
-def as_found(sw: Switch, facts: DeviceFacts, s: st.DeploymentState | None, previous: Plan | None, syntax: str,
-             running: Callable[[], str]) -> DeviceFacts:
-    """``facts`` with the ports HARMLESS owns on a migrated switch as HARMLESS found them
-    (:func:`harmless.ownership.found_model`): from the ownership record (each owned object's lines before HARMLESS,
-    the operator's other changes kept), else from the original backup for the ports of the previous plan (a
-    deployment recorded without ownership). Unchanged on a first migration, without a port model, or when a config
-    does not parse (then the ports are judged as they are now).
+def found_of(sw: Switch, s: st.DeploymentState | None, previous: Plan | None, running: Callable[[], str]
+             ) -> tuple[str, set[str]] | None:
+    """A migrated switch's config as HARMLESS found it, and the ports HARMLESS owns there (lower-case names): from the
+    ownership record (each owned object's lines before HARMLESS, the operator's other changes kept,
+    :func:`harmless.ownership.found_config`), else the original backup with the ports of the previous plan (a
+    deployment recorded without ownership). None on a first migration, or when the config does not parse.
 
     Args:
-        syntax: the switch's port-model syntax (the driver's ``port_model_syntax`` or name).
         running: gives the device's running config (called only for a switch with an ownership record).
     """
-    if facts.port_model is None or s is None or sw.name not in s.backups:
-        return facts
+    if s is None or sw.name not in s.backups:
+        return None
     o = s.owned.get(sw.name)
     sp = next((x for x in (previous.switches if previous else ()) if x.name == sw.name), None)
     try:
         if o is not None:
-            text, ports = found_config(o, running()), owned_ports(o)
-        elif sp is not None:
-            text = st.read_backup(s.backups[sw.name].model_dump())
-            ports = {x.lower() for x in (*(p.interface for p in sp.ports), *(t.switch_port for t in sp.trunks))}
-        else:
-            return facts
-        model = found_model(facts.port_model, syntax, text, ports)
-    except (ValueError, KeyError, NotImplementedError, st.StateError):
+            return found_config(o, running()), owned_ports(o)
+        if sp is not None:
+            return st.read_backup(s.backups[sw.name].model_dump()), {
+                x.lower() for x in (*(p.interface for p in sp.ports), *(t.switch_port for t in sp.trunks))}
+    except (ValueError, KeyError, st.StateError):
+        pass
+    return None
+
+
+def as_found(facts: DeviceFacts, found: tuple[str, set[str]] | None, syntax: str) -> DeviceFacts:
+    """``facts`` with the ports HARMLESS owns as HARMLESS found them (:func:`found_of`,
+    :func:`harmless.ownership.found_model`): what preflight judges them by. Unchanged without ``found``, without a
+    port model, or when the found config does not parse (then the ports are judged as they are now). Pure.
+
+    Args:
+        syntax: the switch's port-model syntax (the driver's ``port_model_syntax`` or name).
+    """
+    if facts.port_model is None or found is None:
         return facts
-    return replace(facts, port_model=model)
+    try:
+        return replace(facts, port_model=found_model(facts.port_model, syntax, *found))
+    except (ValueError, KeyError, NotImplementedError):
+        return facts
+
+
+def read_as_found(sw: Switch, drv: SwitchDriver, facts: DeviceFacts, s: st.DeploymentState | None,
+                  previous: Plan | None, running: Callable[[], str]) -> DeviceFacts:
+    """:func:`as_found` of a switch whose driver session is ``drv``, which also gets the found config for its render
+    (``found_config``)."""
+    found = found_of(sw, s, previous, running)
+    drv.found_config = found[0] if found else None
+    return as_found(facts, found, model_syntax(drv))
 
 
 def model_syntax(drv: SwitchDriver) -> str:
@@ -224,7 +244,7 @@ def _read_devices(inv: Inventory, src: str, progress: Progress, on_switch: Switc
     def read(sw: Switch) -> tuple[DeviceFacts, Capabilities]:
         progress(f"connecting to {sw.name} ({sw.driver}) at {sw.host}:{sw.port}")
         drv = drivers[sw.name] = connect(sw, where[sw.name], passwords[sw.name])
-        return as_found(sw, drv.facts(), s, previous, model_syntax(drv), drv.running_config), drv.capabilities
+        return read_as_found(sw, drv, drv.facts(), s, previous, drv.running_config), drv.capabilities
 
     return fleet.run_per_switch([sw for _, sw in chosen], read,
                                 on_done=lambda o: on_switch(o.name, "read") if o.ok else None)
@@ -307,8 +327,8 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
                 failed[n] = o.error
         res = _result(inv, src, plan, findings, facts, diff_out, failed)
         owned = s.owned if s else {}
-        res.reverts = {n: labels(owned.get(n), keys) for n in res.configs
-                       if (keys := dropped(owned.get(n), res.configs[n]))}
+        gone = {n: dropped(owned.get(n), res.configs[n]) for n in res.configs}
+        res.reverts = {n: labels(owned.get(n), keys + entangled(owned.get(n), keys)) for n, keys in gone.items() if keys}
         return res, drivers
     finally:
         if not keep_open:

@@ -33,7 +33,8 @@ from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
 from harmless.ovs import Ovs
-from harmless.ownership import DriftConflict, dropped, labels, plan_revert, port_keys, record, revert_conflicts
+from harmless.ownership import (DriftConflict, dropped, entangled, labels, plan_revert, port_keys, record,
+                                revert_conflicts)
 from harmless.plan import Plan
 from harmless.qos.deploy import overlay as qos_overlay
 from harmless.results import SwitchUp, UpResult
@@ -121,6 +122,7 @@ class UpRun:
                 continue
             config = self.res.configs[sw.name]
             keys = dropped(o, config) + port_keys(o, config, self._shrinking_shared_trunks(sw.name))
+            keys += entangled(o, keys)
             if not keys:
                 continue
             self.reverts[sw.name] = keys

@@ -97,8 +97,10 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
             deleted too, else the port would stay in its old VLAN as well.
         tunnelled: ports whose Layer 2 protocol tunnelling the device has today (port model ``l2pt``); their
             ``mac-rewrite`` statements are deleted when their ``l2pt`` is empty.
-        current: the device's configuration: migrated ports that are members of an ``interface-range`` are taken out
-            of it and given its other statements as their own (:mod:`.ranges`), in commands at the end.
+        current: the device's configuration as HARMLESS found it (the ranges before HARMLESS took ports out of them:
+            the driver's ``found_config`` on a migrated switch, else the running config): migrated ports that are
+            members of an ``interface-range`` are taken out of it and given its other statements as their own
+            (:mod:`.ranges`), in commands at the end; the same commands on every render of the same plan.
 
     Returns:
         ``set vlans`` lines (sorted by VID), then per access port and per trunk a ``delete`` of its
