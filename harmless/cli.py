@@ -49,7 +49,7 @@ def _fleet_bar(n_switches: int, quiet: bool, what: str):
 
 
 def _print_results(results: dict) -> None:
-    colour = {"migrated": "green", "unchanged": "green", "failed": "red"}
+    colour = {"migrated": "green", "unchanged": "green", "given back": "green", "failed": "red"}
     print_table("switches", [Col("switch"), Col("result"), Col("detail", free=True)],
                 [[name, Text(r["status"], style=colour.get(r["status"], "")), r.get("error") or ""]
                  for name, r in results.items()])

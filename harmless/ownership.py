@@ -87,10 +87,17 @@ class DriftConflict(HarmlessError):
 
     exit_code = EXIT_CONFLICT
 
-    def __init__(self, reverts: list[SwitchRevert], command: str = "harmless down"):
+    def __init__(self, reverts: list[SwitchRevert], command: str = "harmless down", removed: list[str] = ()):
         self.reverts = reverts
         what = "; ".join(f"{r.switch}: " + ", ".join(c.label for c in r.conflicts) for r in reverts if r.conflicts)
-        if command == "harmless up":
+        gone = [r.switch for r in reverts if r.conflicts and r.switch in removed]
+        if gone:
+            fix = (f"{', '.join(gone)} left the inventory, so up gives back its original config, but what HARMLESS "
+                   "owns there was changed by hand since the last up: put the switch back into the inventory to keep "
+                   "it migrated, or edit those objects back to what HARMLESS left and retry; harmless down "
+                   "--discard-changes restores every switch's original exactly; harmless down --dry-run shows the "
+                   "lines")
+        elif command == "harmless up":
             fix = ("these objects leave HARMLESS with this inventory but were changed by hand since the last up: "
                    "to keep the change, put the port back into the inventory (or edit the object back to what "
                    "HARMLESS left) and retry; harmless down --dry-run shows the lines")

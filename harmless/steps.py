@@ -12,7 +12,7 @@ from typing import Callable
 from harmless import fleet, journal, procs
 from harmless import state as st
 from harmless.deployment import connect
-from harmless.errors import DeviceError, HarmlessError, InputError
+from harmless.errors import DeviceError, Finding, HarmlessError, InputError
 from harmless.inventory import Inventory, Switch
 from harmless.ownership import dropped, entangled, found_config, found_model, labels, owned_ports, unproven
 from harmless.plan import Plan, device_change, plan_with_findings
@@ -268,6 +268,18 @@ def _diff_devices(switches: list[Switch], plan: Plan, drivers: dict[str, SwitchD
     return fleet.run_per_switch(switches, diff)
 
 
+def removed_findings(inv: Inventory, s: st.DeploymentState | None, src: str, only: set[str] | None) -> list[Finding]:
+    """A warning per migrated switch the inventory no longer has (none with ``--switch``): ``up`` gives it back its
+    original config (with the operator's later changes kept, as ``down`` does) and removes its bridge. Pure."""
+    names = {sw.name for sw in inv.switches}
+    gone = [n for n in (s.backups if s and only is None else ()) if n not in names and n in s.switches]
+    return [Finding(severity="warning", kind="switch-removed", where=f"{src}: switches", switch=n,
+                    problem=f"{n} is migrated but no longer in the inventory: harmless up gives it back its original "
+                    "config (the changes made since up kept, as harmless down does) and removes its bridge",
+                    fix="to keep it migrated, put it back into the inventory; harmless down --dry-run shows what it "
+                    "gets back") for n in gone]
+
+
 def _result(inv: Inventory, src: str, plan: Plan, findings: list, facts: dict, diff_out: dict, failed: dict
             ) -> PlanResult:
     """The :class:`PlanResult` of the switches that were planned and diffed, with their full device diffs."""
@@ -325,7 +337,7 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
                 if not tolerate or isinstance(o.error, InputError):
                     raise o.error
                 failed[n] = o.error
-        res = _result(inv, src, plan, findings, facts, diff_out, failed)
+        res = _result(inv, src, plan, [*findings, *removed_findings(inv, s, src, only)], facts, diff_out, failed)
         owned = s.owned if s else {}
         gone = {n: dropped(owned.get(n), res.configs[n]) for n in res.configs}
         res.reverts = {n: labels(owned.get(n), keys + entangled(owned.get(n), keys)) for n, keys in gone.items() if keys}
