@@ -143,6 +143,38 @@ def test_turning_shared_off_is_judged_on_the_port_as_harmless_found_it(monkeypat
     assert isinstance(res, Refused) and [f.kind for f in res.findings] == ["trunk-in-use"]
 
 
+EOS_OWN_TRUNK = """vlan 101
+   name harmless-accb2-p1
+!
+interface Ethernet1
+   switchport mode access
+   switchport access vlan 101
+!
+interface Ethernet4
+   switchport mode trunk
+   switchport trunk allowed vlan 101
+!
+end
+"""
+
+
+def test_turning_shared_on_is_judged_on_the_port_as_harmless_found_it(monkeypatch, state_dir, tmp_path):
+    """HARMLESS made its trunk of the free port Ethernet4 (access VLAN 1). Now a trunk carrying VLAN 101 only, it
+    would pass as a trunk to share; judged as HARMLESS found it (the original config, not the current one), shared is
+    refused as on the first up: the port has no VLANs of its own to keep."""
+    monkeypatch.setenv("HL_X", "x")
+    now = tmp_path / "now.cfg"
+    now.write_text(deployed("accb2", EOS_720XP.read_text(), EOS_OWN_TRUNK, "eos", "eos", ["Ethernet1"], "Ethernet4",
+                            {"Ethernet1": 101}))
+    res = plan(now, ["Ethernet1"], {"switch_port": "Ethernet4", "shared": True}, "eos")
+    assert isinstance(res, Refused), res
+    bad = [f for f in res.findings if f.kind == "trunk-shared-not-trunk"]
+    assert len(bad) == 1 and "accb2 Ethernet4 is an access port in VLAN 1, not a trunk" in bad[0].problem
+    st.clear()                                              # judged as the device is now, it would pass
+    res = plan(now, ["Ethernet1"], {"switch_port": "Ethernet4", "shared": True}, "eos")
+    assert not isinstance(res, Refused), res.findings
+
+
 IOS_CANDIDATE = """vlan 137
  name harmless-accb2-p37
 !
