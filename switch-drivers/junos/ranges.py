@@ -32,24 +32,80 @@ from __future__ import annotations
 import re
 
 from harmless.switch_drivers.junos.conf import SINGLE_VALUED, Path, display_set, read_config
-from harmless.switch_drivers.junos.model import _expand_member_range, _expand_wildcard
+from harmless.switch_drivers.junos.model import (WILDCARD_NUMBERS, _expand_member_range, _expand_wildcard,
+                                                 interface_key)
 
 __all__ = ["range_commands"]
 
 _VLAN_STATEMENTS = ("interface-mode", "port-mode", "vlan", "native-vlan-id")
 _NUMBERED = re.compile(r"(.*\D)(\d+)$")
+Key = tuple[str, int, int, int]
+_key = interface_key
 
 
-def _covered(stmt: Path) -> list[str]:
-    """The ports one ``member``/``member-range`` statement (its words after the range name) names."""
+def _name(k: Key) -> str:
+    return f"{k[0]}{k[1]}/{k[2]}/{k[3]}"
+
+
+def _across(stmt: Path) -> tuple[Key, Key] | None:
+    """The ends of a ``member-range`` across FPCs or PICs (``member-range ge-0/0/40 to ge-1/0/3``, Juniper's own
+    example is ``et-1/0/0 to et-4/0/40``): every interface of that type between them in interface order is a member,
+    which the configuration alone cannot list. None for any other statement."""
+    if stmt[0] != "member-range" or len(stmt) != 4 or stmt[2] != "to":
+        return None
+    lo, hi = _key(stmt[1]), _key(stmt[3])
+    if lo is None or hi is None or lo[0] != hi[0] or lo[1:3] == hi[1:3] or lo > hi:
+        return None
+    return lo, hi
+
+
+def _covered(stmt: Path, ports: dict[str, bool]) -> list[str]:
+    """The ports one ``member``/``member-range`` statement (its words after the range name) names; of a range across
+    FPCs or PICs (:func:`_across`), its ends and the ``ports`` between them."""
     if stmt[0] == "member" and len(stmt) == 2:
         try:
             return _expand_wildcard(stmt[1])
         except ValueError:
             return []
+    ends = _across(stmt)
+    if ends:
+        inside = sorted(k for k in map(_key, ports) if k and k[0] == ends[0][0] and ends[0] < k < ends[1])
+        return [stmt[1], *map(_name, inside), stmt[3]]
     if stmt[0] == "member-range" and len(stmt) == 4 and stmt[2] == "to":
         return _expand_member_range(stmt[1], stmt[3])
     return []
+
+
+def _before(k: Key, last: tuple[int, int]) -> Key | None:
+    """The interface just before ``k`` in interface order: the port before it, or the last port of the PIC (FPC)
+    before it; ``last`` is the highest PIC and port number the switch may have (None before ``x-0/0/0``)."""
+    if k[3] > 0:
+        return k[0], k[1], k[2], k[3] - 1
+    if k[2] > 0:
+        return k[0], k[1], k[2] - 1, last[1]
+    return (k[0], k[1] - 1, last[0], last[1]) if k[1] > 0 else None
+
+
+def _split_across(stmt: Path, moving: list[str], last: tuple[int, int]) -> list[Path]:
+    """A ``member-range`` across FPCs/PICs without the ``moving`` ports: the ranges between them, in interface order
+    (``ge-0/0/40 to ge-1/0/3`` without ge-1/0/1: ``ge-0/0/40 to ge-1/0/0``, ``ge-1/0/2 to ge-1/0/3``)."""
+    lo, hi = _across(stmt)
+    out, start = [], lo
+    for k in sorted({_key(n) for n in moving}):
+        end = _before(k, last)
+        if end is not None and start <= end:
+            out.append((start, end))
+        start = (k[0], k[1], k[2], k[3] + 1)
+    if start <= hi:
+        out.append((start, hi))
+    return [("member", _name(a)) if a == b else ("member-range", _name(a), "to", _name(b)) for a, b in out]
+
+
+def _highest(ordered: list[tuple[Path, bool]]) -> tuple[int, int]:
+    """The highest PIC and port numbers a ``member-range`` across PICs may span: those the configuration names, at
+    least 3 and 47 (the numbers ``*`` stands for: :data:`..model.WILDCARD_NUMBERS`)."""
+    keys = [k for p, _off in ordered for w in p for k in (_key(w.split(".")[0]),) if k]
+    return max([3, *(k[2] for k in keys)]), max([WILDCARD_NUMBERS[-1], *(k[3] for k in keys)])
 
 
 def _compress(ports: list[str]) -> list[Path]:
@@ -81,8 +137,9 @@ def _port_copies(name: str, stmts: list[tuple[Path, bool]], own: set[Path], keep
             continue
         path = ("interfaces", name, *rest)
         lines.append(display_set([path]).rstrip("\n"))
-        if off:
-            lines.append("deactivate " + display_set([path])[4:].rstrip("\n"))
+        if off:         # a single-valued statement is deactivated by its name (``deactivate ... description``)
+            lines.append("deactivate " + display_set([path[:-1] if path[-2] in SINGLE_VALUED else path])[4:]
+                         .rstrip("\n"))
     return lines
 
 
@@ -107,7 +164,7 @@ def _one_range(rname: str, ordered: list[tuple[Path, bool]], ports: dict[str, bo
     """The commands that take the migrated ``ports`` out of range ``rname`` (module doc); [] when none is in it."""
     active = [p for p, off in ordered if not off]
     mine = [(p[3:], off) for p, off in ordered if p[:3] == ("interfaces", "interface-range", rname) and len(p) > 3]
-    members = [(s, _covered(s)) for s, off in mine if not off and s[0] in ("member", "member-range")]
+    members = [(s, _covered(s, ports)) for s, off in mine if not off and s[0] in ("member", "member-range")]
     moving = [n for _s, names in members for n in names if n in ports]
     if not moving:
         return []
@@ -118,7 +175,8 @@ def _one_range(rname: str, ordered: list[tuple[Path, bool]], ports: dict[str, bo
         for stmt, names in members:
             if any(n in ports for n in names):
                 out.append("delete " + display_set([(*head, *stmt)])[4:].rstrip("\n"))
-                rest = _compress([n for n in names if n not in ports])
+                rest = _split_across(stmt, [n for n in names if n in ports], _highest(ordered)) if _across(stmt) \
+                    else _compress([n for n in names if n not in ports])
                 out += [display_set([(*head, *s)]).rstrip("\n") for s in rest]
     else:
         out.append("delete " + display_set([head])[4:].rstrip("\n"))

@@ -142,3 +142,147 @@ def test_an_incremental_up_dropping_one_port_of_a_range_gives_the_range_back():
     assert port(again, "ge-0/0/6").access_vid == 100 and port(again, "ge-0/0/5").access_vid == 105
     fresh = devdiff.merged(DISPLAY_SET, render_config(*one, current=DISPLAY_SET), "junos")
     assert sorted(read_config(again)[0]) == sorted(read_config(fresh)[0])       # as a fresh up of the final one
+
+
+# ----------------------------------------------------------------------------- wildcards, ranges across VC members
+#: an EX4300 two-member virtual chassis as `show configuration` prints it: the phones' range by wildcard (``*`` is 0
+#: through 47, Juniper "Interface Ranges for Physical Interfaces"), a range across both members (``member-range`` in
+#: interface order, the documentation's own example spans FPCs), a list member with an inactive description
+VC_WILDCARDS = """## Last commit: 2026-03-02 08:14:07 UTC by netops
+version 21.4R3-S5.4;
+system {
+    host-name ex4300-vc-c;
+}
+interfaces {
+    /* every port of member 1 is a phone desk */
+    interface-range PHONES {
+        member "ge-1/0/*";
+        unit 0 {
+            family ethernet-switching {
+                interface-mode access;
+                vlan {
+                    members VOICE-DATA;
+                }
+                storm-control default;
+            }
+        }
+    }
+    interface-range LAB {
+        member-range ge-0/0/40 to ge-1/0/3;
+        mtu 9216;
+        unit 0 {
+            family ethernet-switching {
+                vlan {
+                    members LAB;
+                }
+            }
+        }
+    }
+    interface-range PRINTERS {
+        member "ge-0/0/[1,3,5]";
+        inactive: description "printer drop";
+        unit 0 {
+            family ethernet-switching {
+                vlan {
+                    members PRINT;
+                }
+            }
+        }
+    }
+    ge-0/0/3 {
+        description "MFP 2F east";
+    }
+    ge-0/0/44 {
+        description "lab bench 4";
+    }
+    ge-0/1/2 {
+        description "lab uplink module";
+    }
+    ge-1/0/0 {
+        description "lab bench 9";
+    }
+    xe-0/2/0 {
+        unit 0 {
+            family ethernet-switching {
+                interface-mode trunk;
+                vlan {
+                    members [ VOICE-DATA LAB PRINT ];
+                }
+            }
+        }
+    }
+}
+protocols {
+    rstp {
+        interface PHONES {
+            edge;
+        }
+        interface LAB;
+    }
+}
+vlans {
+    LAB {
+        vlan-id 40;
+    }
+    PRINT {
+        vlan-id 50;
+    }
+    VOICE-DATA {
+        vlan-id 20;
+    }
+}
+"""
+
+
+def test_a_wildcard_member_stands_for_ports_0_to_47_and_the_port_leaves_it():
+    """``member "ge-1/0/*"`` (beside an annotation, whose ``/*`` starts a comment while the member's does not): ge-1/0/12
+    gets VOICE-DATA from the range, so without leaving it it would be in two VLANs; after the render it is in its
+    HARMLESS VLAN only, every other port 0-47 of member 1 stays in PHONES, and it keeps the rstp edge named by the
+    range."""
+    assert port(VC_WILDCARDS, "ge-1/0/12").access_vid == 20 and port(VC_WILDCARDS, "ge-1/0/47").access_vid == 20
+    assert port(VC_WILDCARDS, "ge-1/0/48") is None
+    cand = render_config(access("ge-1/0/12"), [TrunkChange("ge-0/0/30", (105,))], current=VC_WILDCARDS)
+    assert ('delete interfaces interface-range PHONES member "ge-1/0/*"\n'
+            "set interfaces interface-range PHONES member-range ge-1/0/0 to ge-1/0/11\n"
+            "set interfaces interface-range PHONES member-range ge-1/0/13 to ge-1/0/47\n") in cand
+    assert "set protocols rstp interface ge-1/0/12 edge\n" in cand
+    after = devdiff.merged(VC_WILDCARDS, cand, "junos")
+    p12 = port(after, "ge-1/0/12")
+    assert (p12.mode, p12.access_vid) == ("access", 105)
+    assert "set interfaces ge-1/0/12 unit 0 family ethernet-switching storm-control default" in p12.unparsed
+    assert {port(after, f"ge-1/0/{n}").access_vid for n in (*range(12), *range(13, 48))} == {20}
+
+
+def test_a_member_range_across_vc_members_is_split_around_the_migrated_ports_only():
+    """LAB spans ge-0/0/40 to ge-1/0/3 in interface order, which takes in the uplink module's ge-0/1/* too: migrating
+    ge-0/0/44 and ge-1/0/0 splits it around them (``ge-0/0/45 to ge-0/3/47`` keeps every port of member 0 after 44,
+    the module's included), never shrinking it to its ends; the ports keep the range's MTU and rstp."""
+    assert port(VC_WILDCARDS, "ge-0/0/44").access_vid == 40 and port(VC_WILDCARDS, "ge-0/1/2").access_vid == 40
+    cand = render_config(access("ge-0/0/44", "ge-1/0/0"), [TrunkChange("ge-0/0/30", (105, 106))],
+                         current=VC_WILDCARDS)
+    assert ("delete interfaces interface-range LAB member-range ge-0/0/40 to ge-1/0/3\n"
+            "set interfaces interface-range LAB member-range ge-0/0/40 to ge-0/0/43\n"
+            "set interfaces interface-range LAB member-range ge-0/0/45 to ge-0/3/47\n"
+            "set interfaces interface-range LAB member-range ge-1/0/1 to ge-1/0/3\n") in cand
+    for name in ("ge-0/0/44", "ge-1/0/0"):
+        assert f"set interfaces {name} mtu 9216\n" in cand and f"set protocols rstp interface {name}\n" in cand
+    after = devdiff.merged(VC_WILDCARDS, cand, "junos")
+    assert (port(after, "ge-0/0/44").access_vid, port(after, "ge-1/0/0").access_vid) == (105, 106)
+    assert port(after, "ge-0/1/2").access_vid == 40 and port(after, "ge-0/0/43").access_vid == 40
+    # ge-1/0/0 is in PHONES as well (ge-1/0/*): it leaves that range too, with its storm control
+    assert "set interfaces interface-range PHONES member-range ge-1/0/1 to ge-1/0/47\n" in cand
+
+
+def test_a_list_member_keeps_the_range_statements_inactive_as_they_were():
+    """PRINTERS' description is inactive: ge-0/0/1 gets it deactivated (by the statement's name, as Junos takes it),
+    ge-0/0/3 keeps its own description (single-valued) and the list shrinks to the other printer."""
+    cand = render_config(access("ge-0/0/1", "ge-0/0/3"), [TrunkChange("ge-0/0/30", (105, 106))],
+                         current=VC_WILDCARDS)
+    assert ('delete interfaces interface-range PRINTERS member "ge-0/0/[1,3,5]"\n'
+            "set interfaces interface-range PRINTERS member ge-0/0/5\n"
+            'set interfaces ge-0/0/1 description "printer drop"\n'
+            "deactivate interfaces ge-0/0/1 description\n") in cand
+    assert "ge-0/0/3 description" not in cand
+    after = devdiff.merged(VC_WILDCARDS, cand, "junos")
+    assert port(after, "ge-0/0/3").description == "MFP 2F east"
+    assert port(after, "ge-0/0/5").access_vid == 50 and port(after, "ge-0/0/3").access_vid == 106
