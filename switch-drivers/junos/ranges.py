@@ -16,6 +16,8 @@ except what HARMLESS sets itself:
 * the range's ``member``/``member-range`` statements that name the port are replaced by statements naming its other
   members (``member-range ge-0/0/0 to ge-0/0/11`` without ge-0/0/3: ``member-range ge-0/0/0 to ge-0/0/2``,
   ``member-range ge-0/0/4 to ge-0/0/11``); a range left without members is deleted, with every statement naming it;
+  ``member ge-1/0/*`` is ports 0 through 47 (the same documentation); a ``member-range`` across FPCs or PICs is
+  split around the port in interface order (:func:`_split_across`), never shrunk to its ends;
 * the range's statements under ``interfaces`` are set on the port (``inactive:`` ones set and deactivated), except
   its VLAN statements (``interface-mode``/``port-mode``, ``vlan members``, ``native-vlan-id``) on an access port or a
   trunk that is not ``shared`` (a shared trunk keeps them: they are the VLANs it carries), and a single-valued
