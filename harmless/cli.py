@@ -49,7 +49,7 @@ def _fleet_bar(n_switches: int, quiet: bool, what: str):
 
 
 def _print_results(results: dict) -> None:
-    colour = {"migrated": "green", "unchanged": "green", "failed": "red"}
+    colour = {"migrated": "green", "unchanged": "green", "given back": "green", "failed": "red"}
     print_table("switches", [Col("switch"), Col("result"), Col("detail", free=True)],
                 [[name, Text(r["status"], style=colour.get(r["status"], "")), r.get("error") or ""]
                  for name, r in results.items()])
@@ -733,10 +733,11 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, tls_dir, server
 @json_option('{"name", "removed"} as one JSON object')
 @handle_errors
 def lab_down_cmd(name, as_json):
-    """Stop the lab and remove its namespaces, interfaces and files. A lab that is not running: says so, exit 0."""
+    """Stop the lab and remove its namespaces, interfaces and files (and the --server-netns namespace when lab up
+    created it). A lab that is not running: says so, exit 0."""
     _need_root()
     from harmless.lab import topology
-    found = topology.lab_down(name)
+    found = topology.lab_down(name, _progress(False))
     if as_json:
         click.echo(json.dumps({"name": name, "removed": bool(found)}))
     else:

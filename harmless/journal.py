@@ -8,8 +8,8 @@ instant (SIGKILL, power loss) leaves an unfinished journal; ``harmless down`` / 
 
 Records (one JSON object per line): ``{"seq", "t" (UTC ISO), "op": "up"|"down"|"recover", "step", "pid", ...}``.
 Steps of ``up``: ``up.begin`` → per switch ``backup.saved`` → [``device.revert``: an incremental ``up`` gives back
-the objects HARMLESS no longer needs (a port removed from the inventory, a moved VID or trunk), ``rollback_to`` the
-pre-run backup, ``keys``] → ``device.commit`` → ``device.committed`` → ``server.build`` → ``server.built`` →
+the objects HARMLESS no longer needs (a port removed from the inventory, a moved VID or trunk; ``removed: true``, a
+whole switch removed from the inventory, with the ``target`` it gets), ``rollback_to`` the pre-run backup, ``keys``] → ``device.commit`` → ``device.committed`` → ``server.build`` → ``server.built`` →
 ``verified`` → per switch ``device.confirm`` → ``state.save`` → ``up.end``; of a rollback: ``rollback.begin`` → per
 switch ``device.restore`` → ``device.restored`` → ``server.remove`` → ``server.removed`` → ``state.clear`` →
 ``rollback.end``; of ``down``: ``down.begin`` (``discard_changes``) → per switch [``down.target``: the config the

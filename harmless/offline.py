@@ -31,6 +31,7 @@ from harmless.errors import DeviceError, InputError
 from harmless.inventory import Inventory, Switch
 from harmless.plan import Plan, device_change, plan_with_findings
 from harmless.results import PlanResult
+from harmless.steps import read_as_found
 from harmless.switch_drivers import get_driver
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
 
@@ -150,6 +151,8 @@ def plan_offline(inv: Inventory, src: str, configs: dict[str, Path]):
     drivers: dict[str, SwitchDriver] = {}
     facts: dict[str, DeviceFacts] = {}
     texts: dict[str, str] = {}
+    s = st.load()
+    previous = Plan.from_dict(s.plan) if s and s.plan else None
     for name, path in configs.items():
         if name not in names:
             raise InputError(f"--config {name}={path}", f"{src} has no switch {name}",
@@ -157,8 +160,7 @@ def plan_offline(inv: Inventory, src: str, configs: dict[str, Path]):
         i, sw = names[name]
         drivers[name] = offline_driver(sw, f"{src}: switches[{i}]")
         texts[name], facts[name] = _read(drivers[name], sw, f"{src}: switches[{i}]", path)
-    s = st.load()
-    previous = Plan.from_dict(s.plan) if s and s.plan else None
+        facts[name] = read_as_found(sw, drivers[name], facts[name], s, previous, lambda t=texts[name]: t)
     caps: dict[str, Capabilities] = {n: drivers[n].saved_capabilities() for n in facts}
     plan, findings = plan_with_findings(inv, facts, previous, src, caps)
     rendered = {}

@@ -131,7 +131,7 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
 
     Returns:
         :class:`harmless.results.UpResult` (``--json``: ``{"plan", "diffs", "changed", "ovs", "results": {switch:
-        {"status": "migrated"|"unchanged"|"failed", "error"}}, "failed", "controllers_connected",
+        {"status": "migrated"|"unchanged"|"given back"|"failed", "error"}}, "failed", "controllers_connected",
         "controllers_missing"}``).
 
     Raises:

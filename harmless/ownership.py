@@ -14,6 +14,7 @@ A change of the operator to an owned object (a migrated port, a HARMLESS VLAN, t
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -21,8 +22,10 @@ from pydantic import BaseModel, Field
 from harmless import state as st
 from harmless.errors import HarmlessError
 from harmless.switch_drivers import devdiff
+from harmless.switch_drivers.models import parse_model
 from harmless.switch_drivers.ownership import (ConfigSyntax, Lines, Merged, Owned, Units, changed_keys, owned_after,
                                                syntax_for, three_way)
+from harmless.switch_drivers.portmodel import SwitchModel
 
 #: exit status of a ``down`` (or ``up``) that stopped on a conflict: nothing was changed, the switch is still migrated
 EXIT_CONFLICT = 5
@@ -84,10 +87,17 @@ class DriftConflict(HarmlessError):
 
     exit_code = EXIT_CONFLICT
 
-    def __init__(self, reverts: list[SwitchRevert], command: str = "harmless down"):
+    def __init__(self, reverts: list[SwitchRevert], command: str = "harmless down", removed: list[str] = ()):
         self.reverts = reverts
         what = "; ".join(f"{r.switch}: " + ", ".join(c.label for c in r.conflicts) for r in reverts if r.conflicts)
-        if command == "harmless up":
+        gone = [r.switch for r in reverts if r.conflicts and r.switch in removed]
+        if gone:
+            fix = (f"{', '.join(gone)} left the inventory, so up gives back its original config, but what HARMLESS "
+                   "owns there was changed by hand since the last up: put the switch back into the inventory to keep "
+                   "it migrated, or edit those objects back to what HARMLESS left and retry; harmless down "
+                   "--discard-changes restores every switch's original exactly; harmless down --dry-run shows the "
+                   "lines")
+        elif command == "harmless up":
             fix = ("these objects leave HARMLESS with this inventory but were changed by hand since the last up: "
                    "to keep the change, put the port back into the inventory (or edit the object back to what "
                    "HARMLESS left) and retry; harmless down --dry-run shows the lines")
@@ -146,6 +156,65 @@ def dropped(o: st.Ownership | None, candidate: str) -> list[str]:
         return []
     wanted = set(syntax_for(o.syntax).touched(candidate))
     return [x.key for x in o.objects if x.key not in wanted]
+
+
+# ----------------------------------------------------------------------------- as HARMLESS found it
+#: the first word of the key of an object that is one switch port, per syntax (``interface fastethernet0/7``,
+#: ``interfaces ge-0/0/7``, ``port 7``)
+PORT_KEYS = ("interface", "interfaces", "port")
+
+
+def found_config(o: st.Ownership, now: str) -> str:
+    """The running config ``now`` with every object HARMLESS owns back as HARMLESS found it (its lines before HARMLESS
+    first wrote it; also an object the operator changed since) and every other object as the device has it now: the
+    switch as preflight judges it on an incremental ``up`` or ``plan``. Pure.
+
+    Raises:
+        ValueError: ``now`` does not parse in the record's syntax.
+    """
+    return syntax_for(o.syntax).assemble(now, {x.key: _t(x.base) for x in o.objects})
+
+
+def _port_key(key: str) -> bool:
+    """The key of one switch port's object (not a Junos ``interfaces interface-range NAME``)."""
+    words = key.split()
+    return words[0] in PORT_KEYS and len(words) == 2
+
+
+def owned_ports(o: st.Ownership | None) -> set[str]:
+    """The switch ports (lower-case names: ``fastethernet0/7``, ``ge-0/0/7``, ``7``) whose object HARMLESS owns.
+    Pure."""
+    return {x.key.split()[-1].lower() for x in (o.objects if o else ()) if _port_key(x.key)}
+
+
+def entangled(o: st.Ownership | None, keys: list[str]) -> list[str]:
+    """The owned objects that are neither one port's nor one VLAN's (a Junos ``interface-range`` HARMLESS took ports
+    out of, ``protocols rstp`` / ``protocols dot1x`` / ``switch-options`` naming those ports, ``protocols
+    layer2-control``), when a port object is among ``keys`` (given back by an incremental ``up``): what HARMLESS
+    wrote there depends on which ports are migrated, so they are given back too and the tagging config is rendered
+    again from there (else a port leaving the inventory would stay out of its range). Pure."""
+    if o is None or not any(_port_key(k) for k in keys):
+        return []
+    return [x.key for x in o.objects if x.key not in keys and not _port_key(x.key)
+            and x.key.split()[0] not in ("vlan", "vlans")]
+
+
+def found_model(model: SwitchModel, driver: str, found_text: str, ports: set[str]) -> SwitchModel:
+    """``model`` (the port model now) with the ports ``ports`` (lower-case names) as ``found_text`` configures them:
+    what preflight judges a port HARMLESS owns by is what HARMLESS found there, not what it left (a trunk it made of a
+    free port is free, a port it tunnels for was not tunnelling). A port ``found_text`` does not configure stays as
+    it is now; every other part of the model (VLANs, VTP, spanning tree, the other ports) is the device's now. Pure.
+
+    Args:
+        driver: the port model's syntax (:func:`harmless.switch_drivers.models.parse_model`'s ``driver``).
+        found_text: :func:`found_config`, or (no ownership record) the original backup.
+
+    Raises:
+        ValueError: ``found_text`` does not parse; NotImplementedError: the driver has no port model.
+    """
+    found = {p.interface.lower(): p for p in parse_model(driver, found_text).ports}
+    return replace(model, ports=tuple(found.get(p.interface.lower(), p) if p.interface.lower() in ports else p
+                                      for p in model.ports))
 
 
 # ----------------------------------------------------------------------------- the merge

@@ -24,6 +24,7 @@ from harmless.inventory import Inventory, Switch, Trunk, port_index
 from harmless.qos.model import PortQos
 from harmless.switch_drivers import devdiff
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
+from harmless.switch_drivers.eos.render import l2pt_profiles as eos_l2pt_profiles
 from harmless.switch_drivers.l2pt import restore_groups
 
 
@@ -428,6 +429,55 @@ def _l2pt(sw: Switch, ports: list, spell: dict[str, str], caps: Capabilities, fa
         sw, ports, spell, out, facts, caps, where)
 
 
+#: what an L2 protocol forwarding profile on a shared EOS trunk does to the operator's VLANs on it
+EOS_TRUNK_PROFILE = ("EOS applies an interface's one L2 protocol forwarding profile to every VLAN it carries: the "
+                     "tagged {protocols} PDUs of the operator's VLANs on {name} are then bridged in their VLAN "
+                     "instead of trapped to the switch's CPU (EOS User Manual, \"Layer 2 Protocol Forwarding\": "
+                     "LLDP, LACP and STP are trapped by default)")
+
+
+def _eos_trunk_profiles(sw: Switch, facts: DeviceFacts, ports: list, spell: dict[str, str],
+                        port_plans: tuple[PortPlan, ...], trunks: tuple[TrunkPlan, ...], where: str
+                        ) -> list[Finding]:
+    """EOS: a ``shared`` trunk (an uplink carrying the operator's VLANs) whose ports forward link-local protocols
+    gets HARMLESS's tagged profile (``harmless-tagged-<protocols>``, the one the EOS render puts there): refused when
+    the trunk has a profile of the operator's (it would be replaced: an interface has one), with the inventory text
+    that tunnels nothing through it; a warning naming what changes for its other VLANs otherwise
+    (:data:`EOS_TRUNK_PROFILE`). IOS and Junos never configure tunnelling on the trunk. Pure."""
+    if sw.driver != "eos" or facts.port_model is None:
+        return []
+    _p, _a, profile_of = eos_l2pt_profiles(
+        [AccessPortChange(pp.interface, pp.vid, pp.vlan_name, pp.qinq, pp.l2pt) for pp in port_plans],
+        [TrunkChange(t.switch_port, t.vids) for t in trunks])
+    inv = {spell[p.interface]: p for p in ports}
+    out = []
+    for t in trunks:
+        profile = profile_of.get(t.switch_port)
+        if not t.shared or profile is None:
+            continue
+        aps = [inv[pp.interface] for pp in port_plans if pp.trunk == t.switch_port and pp.l2pt]
+        protocols = profile.removeprefix("harmless-tagged-").replace("-", ", ")
+        name, now = f"{sw.name} {t.switch_port}", facts.port_model.port(t.switch_port)
+        consequence = EOS_TRUNK_PROFILE.format(protocols=protocols, name=t.switch_port)
+        theirs = now.l2pt_profile if now is not None else None
+        if theirs and not theirs.startswith("harmless-"):
+            forms = "; ".join(preflight.port_form(ap, l2pt=[]) for ap in aps)
+            out.append(Finding(severity="refusal", kind="l2pt-trunk-profile", where=_l2pt_where(sw, aps, where),
+                               problem=f"{name} is a shared trunk with the L2 protocol forwarding profile {theirs}; "
+                               f"tunnelling {protocols} for its ports would replace it with {profile} (an interface "
+                               f"has one profile), and {consequence}",
+                               fix=f"tunnel nothing through {t.switch_port}: write its ports as {forms}; or cable "
+                               "the server to a free port and name it as the trunk (not shared)", inventory=forms,
+                               switch=sw.name, port=t.switch_port))
+        else:
+            out.append(Finding(severity="warning", kind="l2pt-shared-trunk", where=_l2pt_where(sw, aps, where),
+                               problem=f"{name} is a shared trunk and gets the L2 protocol forwarding profile "
+                               f"{profile} for its ports' tunnelled {protocols}: {consequence}; down removes it",
+                               fix="to leave the uplink's other VLANs alone, cable the server to a free port and "
+                               "name it as the trunk (not shared)", switch=sw.name, port=t.switch_port))
+    return out
+
+
 def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str, int],
                 l2pt: dict[str, tuple[str, ...]] | None = None) -> tuple[PortPlan, ...]:
     """The plan of each access port (in ``ports`` order): device spelling, OpenFlow port, VID, trunk, VLAN name,
@@ -444,15 +494,19 @@ def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str
 
 def _trunk_plans(sw: Switch, facts: DeviceFacts, spell: dict[str, str], port_plans: tuple[PortPlan, ...]
                  ) -> tuple[TrunkPlan, ...]:
-    """Each trunk's plan: its VIDs, ``shared`` from the inventory, ``bring_up`` when the port is shut now."""
+    """Each trunk's plan: its VIDs, ``shared`` from the inventory where the port is a trunk (:func:`preflight.shares`:
+    a port that is not one has nothing to keep and carries exactly its VIDs), ``bring_up`` when the port is shut.
+    ``facts`` has the ports HARMLESS owns as it found them (:func:`harmless.ownership.found_model`)."""
     model = facts.port_model
-    shut = {p.interface for p in model.ports if p.shutdown} if model is not None else set()
+    ports = {p.interface: p for p in model.ports} if model is not None else {}
+    shut = {p.interface for p in ports.values() if p.shutdown}
     if preflight.is_procurve(sw):
         shut = set()                    # refused by preflight: ProCurve cannot bring a trunk up and back down
     return tuple(
         TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),
                   tuple(sorted(pp.vid for pp in port_plans if pp.trunk == spell[t.switch_port])),
-                  shared=t.shared, bring_up=spell[t.switch_port] in shut)
+                  shared=t.shared and (model is None or preflight.shares(ports.get(spell[t.switch_port]))),
+                  bring_up=spell[t.switch_port] in shut)
         for t in sw.trunks)
 
 
@@ -494,6 +548,9 @@ def switch_plan_findings(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | 
         return None, findings
     port_plans = _port_plans(sw, ports, spell, chosen, l2pt)
     trunks = _trunk_plans(sw, facts, spell, port_plans)
+    findings += _eos_trunk_profiles(sw, facts, ports, spell, port_plans, trunks, where)
+    if any(f.severity == "refusal" for f in findings):
+        return None, findings
     if facts.port_model is not None:
         ports_of = {t.switch_port: [pp.interface for pp in port_plans if pp.trunk == spell[t.switch_port]]
                     for t in sw.trunks}

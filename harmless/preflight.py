@@ -43,8 +43,8 @@ from harmless.switch_drivers.portmodel import PortInfo, SwitchModel, management_
 
 __all__ = ["KEEP_CONSEQUENCE", "OVERSUBSCRIPTION_LIMIT", "STP_INSTANCE_LIMITS", "Session", "carried_vlans",
            "check_chosen", "check_facts", "check_plan", "check_switch", "chosen_findings", "facts_findings",
-           "load_findings", "model_vlans", "plan_findings", "port_form", "session_of", "stp_limit", "switch_findings",
-           "trunk_findings", "trunk_form"]
+           "load_findings", "model_vlans", "plan_findings", "port_form", "session_of", "shares", "stp_limit",
+           "switch_findings", "trunk_findings", "trunk_form"]
 
 #: PVST+ / Rapid PVST+ instances a platform runs at most, by model-name prefix (first match wins). Sources:
 #: Catalyst 2960 Switch Software Configuration Guide (78-16881-01), ch. "Configuring VLANs", "Supported VLANs": "PVST+
@@ -107,7 +107,7 @@ def _describe(p: PortInfo) -> str:
     if p.mode == "unknown":
         return "a switch port of a mode HARMLESS does not handle (" + (
             next((u for u in p.unparsed if u.startswith("switchport mode ")), "see harmless ports") + ")")
-    return f"a {p.mode} port in VLAN {p.access_vid}"
+    return f"{'an' if p.mode[:1] in 'aeiou' else 'a'} {p.mode} port in VLAN {p.access_vid}"
 
 
 def flow(d: dict) -> str:
@@ -329,14 +329,46 @@ def trunk_findings(sw: Switch, model: SwitchModel, s: Session, j: int, p: PortIn
                             "; HARMLESS needs a free port cabled to its server (HARMLESS paper, Sec. II)",
                             f"cable the server to a free port and name it here, or, if this port is shared with "
                             f"the server on purpose, write the trunk as {form}", form))
-    elif what:
-        out.append(Finding(severity="warning", kind="trunk-shared", where=f"{where}.shared",
-                           problem=f"{name} is {' and '.join(what)}; shared: true keeps " + (
-                               f"VLANs {_vid_list(other)} on it and adds HARMLESS's" if other else "its bundle"),
-                           switch=sw.name, port=t.switch_port))
+    elif t.shared and (f := _shared_finding(sw, j, p, where, other, what)):
+        out.append(f)
     if p.shutdown:
         out.append(_shut_trunk(sw, t, where, name))
     return out
+
+
+def shares(p: PortInfo | None) -> bool:
+    """Whether ``shared: true`` keeps anything on trunk port ``p``: only a trunk has other VLANs to keep (None: the
+    port is not known, its config is kept as the inventory says). A port that is not a trunk (an access, dynamic or
+    dot1q-tunnel port, a LAG that is not a trunk) becomes a trunk carrying exactly HARMLESS's VLANs: rendered as
+    ``shared`` it would carry every VLAN (IOS/EOS: a trunk without an allowed list, or ``allowed vlan add`` to the
+    implicit ``all``) or keep its access VLAN as a tagged member (Junos). Pure."""
+    return p is None or p.mode == "trunk"
+
+
+def _shared_finding(sw: Switch, j: int, p: PortInfo, where: str, other: list[int], what: list[str]
+                    ) -> Finding | None:
+    """What ``shared: true`` does on trunk ``j`` (its port ``p``): keeps the VLANs it carries (warning), keeps a LAG
+    that is not a trunk a bundle carrying exactly HARMLESS's VLANs (warning), or is refused on a port that is not a
+    trunk at all: it has nothing to share, and migrating it makes it a trunk of HARMLESS's VLANs only."""
+    t = sw.trunks[j]
+    name = f"{sw.name} {t.switch_port}"
+    if shares(p):
+        return None if not what else Finding(
+            severity="warning", kind="trunk-shared", where=f"{where}.shared", switch=sw.name, port=t.switch_port,
+            problem=f"{name} is {' and '.join(what)}; shared: true keeps " + (
+                f"VLANs {_vid_list(other)} on it and adds HARMLESS's" if other else "its bundle"))
+    lost = f", no longer VLAN {p.access_vid}" if p.access_vid is not None else ""
+    if p.is_lag:
+        return Finding(severity="warning", kind="trunk-shared", where=f"{where}.shared", switch=sw.name,
+                       port=t.switch_port, problem=f"{name} is a link aggregation group and {_describe(p)}, not a "
+                       f"trunk: shared: true keeps its bundle; it becomes a trunk carrying exactly HARMLESS's "
+                       f"VLANs{lost}")
+    form = trunk_form(t.model_copy(update={"shared": False}))
+    return _refusal("trunk-shared-not-trunk", f"{where}.shared", sw, t.switch_port, f"{name} is {_describe(p)}, not a "
+                    "trunk: it carries no other VLANs for shared: true to keep (migrated it becomes a trunk carrying "
+                    f"exactly HARMLESS's VLANs{lost})",
+                    "if it is the free port cabled to the server, drop shared: write the trunk as "
+                    f"{form}; if the server is cabled to an uplink, name that port", form)
 
 
 def is_procurve(sw: Switch) -> bool:

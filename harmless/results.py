@@ -81,9 +81,10 @@ class OmitWhenNone(BaseModel):
 
 
 class SwitchUp(_Result):
-    """One switch's outcome of ``up``: ``migrated`` (committed now), ``unchanged`` (empty diff) or ``failed``."""
+    """One switch's outcome of ``up``: ``migrated`` (committed now), ``unchanged`` (empty diff), ``given back`` (removed
+    from the inventory: its original config is back, its bridge gone) or ``failed``."""
 
-    status: Literal["migrated", "unchanged", "failed"]
+    status: Literal["migrated", "unchanged", "given back", "failed"]
     error: str | None = None
 
 

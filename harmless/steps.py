@@ -5,16 +5,16 @@ Layer: commands (below :mod:`harmless.up`, :mod:`harmless.down`, :mod:`harmless.
 """
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable
 
 from harmless import fleet, journal, procs
 from harmless import state as st
 from harmless.deployment import connect
-from harmless.errors import DeviceError, HarmlessError, InputError
+from harmless.errors import DeviceError, Finding, HarmlessError, InputError
 from harmless.inventory import Inventory, Switch
-from harmless.ownership import dropped, labels, unproven
+from harmless.ownership import dropped, entangled, found_config, found_model, labels, owned_ports, unproven
 from harmless.plan import Plan, device_change, plan_with_findings
 from harmless.results import PlanResult
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
@@ -175,10 +175,67 @@ def port_changes_allowed(drv: SwitchDriver, before: dict[str, dict], target: str
     return set(port_differences(before, st.jsonable({n: asdict(p) for n, p in sorted(ports.items())})))
 
 
+def found_of(sw: Switch, s: st.DeploymentState | None, previous: Plan | None, running: Callable[[], str]
+             ) -> tuple[str, set[str]] | None:
+    """A migrated switch's config as HARMLESS found it, and the ports HARMLESS owns there (lower-case names): from the
+    ownership record (each owned object's lines before HARMLESS, the operator's other changes kept,
+    :func:`harmless.ownership.found_config`), else the original backup with the ports of the previous plan (a
+    deployment recorded without ownership). None on a first migration, or when the config does not parse.
+
+    Args:
+        running: gives the device's running config (called only for a switch with an ownership record).
+    """
+    if s is None or sw.name not in s.backups:
+        return None
+    o = s.owned.get(sw.name)
+    sp = next((x for x in (previous.switches if previous else ()) if x.name == sw.name), None)
+    try:
+        if o is not None:
+            return found_config(o, running()), owned_ports(o)
+        if sp is not None:
+            return st.read_backup(s.backups[sw.name].model_dump()), {
+                x.lower() for x in (*(p.interface for p in sp.ports), *(t.switch_port for t in sp.trunks))}
+    except (ValueError, KeyError, st.StateError):
+        pass
+    return None
+
+
+def as_found(facts: DeviceFacts, found: tuple[str, set[str]] | None, syntax: str) -> DeviceFacts:
+    """``facts`` with the ports HARMLESS owns as HARMLESS found them (:func:`found_of`,
+    :func:`harmless.ownership.found_model`): what preflight judges them by. Unchanged without ``found``, without a
+    port model, or when the found config does not parse (then the ports are judged as they are now). Pure.
+
+    Args:
+        syntax: the switch's port-model syntax (the driver's ``port_model_syntax`` or name).
+    """
+    if facts.port_model is None or found is None:
+        return facts
+    try:
+        return replace(facts, port_model=found_model(facts.port_model, syntax, *found))
+    except (ValueError, KeyError, NotImplementedError):
+        return facts
+
+
+def read_as_found(sw: Switch, drv: SwitchDriver, facts: DeviceFacts, s: st.DeploymentState | None,
+                  previous: Plan | None, running: Callable[[], str]) -> DeviceFacts:
+    """:func:`as_found` of a switch whose driver session is ``drv``, which also gets the found config for its render
+    (``found_config``)."""
+    found = found_of(sw, s, previous, running)
+    drv.found_config = found[0] if found else None
+    return as_found(facts, found, model_syntax(drv))
+
+
+def model_syntax(drv: SwitchDriver) -> str:
+    """The port-model syntax of a driver (:func:`harmless.switch_drivers.models.parse_model`'s ``driver``)."""
+    return getattr(drv, "port_model_syntax", None) or drv.name
+
+
 def _read_devices(inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent,
-                  drivers: dict[str, SwitchDriver], only: set[str] | None = None) -> dict[str, fleet.SwitchOutcome]:
-    """Open a session to every switch (of ``only``, when given) and read its facts and capabilities, in parallel
-    (sessions into ``drivers``)."""
+                  drivers: dict[str, SwitchDriver], only: set[str] | None = None,
+                  s: st.DeploymentState | None = None, previous: Plan | None = None
+                  ) -> dict[str, fleet.SwitchOutcome]:
+    """Open a session to every switch (of ``only``, when given) and read its facts (the ports HARMLESS owns as it
+    found them: :func:`as_found`) and capabilities, in parallel (sessions into ``drivers``)."""
     chosen = [(i, sw) for i, sw in enumerate(inv.switches) if only is None or sw.name in only]
     # resolve every secret reference before contacting any device
     passwords = {sw.name: sw.password(f"{src}: switches[{i}]") for i, sw in chosen}
@@ -186,8 +243,8 @@ def _read_devices(inv: Inventory, src: str, progress: Progress, on_switch: Switc
 
     def read(sw: Switch) -> tuple[DeviceFacts, Capabilities]:
         progress(f"connecting to {sw.name} ({sw.driver}) at {sw.host}:{sw.port}")
-        drivers[sw.name] = connect(sw, where[sw.name], passwords[sw.name])
-        return drivers[sw.name].facts(), drivers[sw.name].capabilities
+        drv = drivers[sw.name] = connect(sw, where[sw.name], passwords[sw.name])
+        return read_as_found(sw, drv, drv.facts(), s, previous, drv.running_config), drv.capabilities
 
     return fleet.run_per_switch([sw for _, sw in chosen], read,
                                 on_done=lambda o: on_switch(o.name, "read") if o.ok else None)
@@ -209,6 +266,18 @@ def _diff_devices(switches: list[Switch], plan: Plan, drivers: dict[str, SwitchD
         return config, d, running
 
     return fleet.run_per_switch(switches, diff)
+
+
+def removed_findings(inv: Inventory, s: st.DeploymentState | None, src: str, only: set[str] | None) -> list[Finding]:
+    """A warning per migrated switch the inventory no longer has (none with ``--switch``): ``up`` gives it back its
+    original config (with the operator's later changes kept, as ``down`` does) and removes its bridge. Pure."""
+    names = {sw.name for sw in inv.switches}
+    gone = [n for n in (s.backups if s and only is None else ()) if n not in names and n in s.switches]
+    return [Finding(severity="warning", kind="switch-removed", where=f"{src}: switches", switch=n,
+                    problem=f"{n} is migrated but no longer in the inventory: harmless up gives it back its original "
+                    "config (the changes made since up kept, as harmless down does) and removes its bridge",
+                    fix="to keep it migrated, put it back into the inventory; harmless down --dry-run shows what it "
+                    "gets back") for n in gone]
 
 
 def _result(inv: Inventory, src: str, plan: Plan, findings: list, facts: dict, diff_out: dict, failed: dict
@@ -254,7 +323,7 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
     previous = Plan.from_dict(s.plan) if s and s.plan else None
     drivers: dict[str, SwitchDriver] = {}
     try:
-        read_out = _read_devices(inv, src, progress, on_switch, drivers, only)
+        read_out = _read_devices(inv, src, progress, on_switch, drivers, only, s, previous)
         failed = {n: o.error for n, o in read_out.items() if not o.ok}
         if failed and not tolerate:
             raise next(iter(failed.values()))
@@ -268,10 +337,10 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
                 if not tolerate or isinstance(o.error, InputError):
                     raise o.error
                 failed[n] = o.error
-        res = _result(inv, src, plan, findings, facts, diff_out, failed)
+        res = _result(inv, src, plan, [*findings, *removed_findings(inv, s, src, only)], facts, diff_out, failed)
         owned = s.owned if s else {}
-        res.reverts = {n: labels(owned.get(n), keys) for n in res.configs
-                       if (keys := dropped(owned.get(n), res.configs[n]))}
+        gone = {n: dropped(owned.get(n), res.configs[n]) for n in res.configs}
+        res.reverts = {n: labels(owned.get(n), keys + entangled(owned.get(n), keys)) for n, keys in gone.items() if keys}
         return res, drivers
     finally:
         if not keep_open:

@@ -1,8 +1,11 @@
 """``harmless up`` as a sequence of named steps, one method per journal step (:class:`UpRun`).
 
     step (method)      journal records
-    check_reverts      (read-only: what an incremental up gives back; a change by hand to it stops here)
+    check_reverts      (read-only: what an incremental up gives back, also whole switches removed from the inventory;
+                       a change by hand to it stops here)
     begin              up.begin
+    give_back_removed  per switch removed from the inventory: device.revert (its original, with the operator's changes
+                       kept, as down does; rollback_to the pre-run backup)
     commit_switches    per switch, in parallel: backup.saved (save_original), device.revert (give back what the
                        inventory no longer asks for, revert_objects), device.commit, device.committed
     plan_server        (the plan to deploy: the switches done now, live QoS re-applied)
@@ -27,13 +30,15 @@ from pathlib import Path
 
 from harmless import fleet, journal, linkwatch
 from harmless import state as st
-from harmless.deployment import ovs_ref, ref_record, server_ovs
-from harmless.errors import CommitError, HarmlessError, InputError, OvsError, report_lines
+from harmless.deployment import connect, ovs_ref, ref_record, server_ovs
+from harmless.errors import CommitError, DeviceError, HarmlessError, InputError, OvsError, report_lines
 from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
 from harmless.ovs import Ovs
-from harmless.ownership import DriftConflict, dropped, labels, plan_revert, port_keys, record, revert_conflicts
+from harmless.ownership import (DriftConflict, SwitchRevert, dropped, entangled, labels, plan_down, plan_revert,
+                                port_keys, record, revert_conflicts)
+from harmless.switch_drivers import devdiff
 from harmless.plan import Plan
 from harmless.qos.deploy import overlay as qos_overlay
 from harmless.results import SwitchUp, UpResult
@@ -66,8 +71,12 @@ class UpRun:
                                          keep_candidate=True, only=only)
         for label, line in report_lines([f for f in self.res.findings if f.severity == "warning"]):
             progress(f"{label}: {line}")            # what plan warned about (a trunk brought up, its load, ...)
+        self.removed = self._removed_switches()     # deployed switches the inventory no longer has
         self.records = {**(self.prev.switches if self.prev and only is not None else {}),   # non-secret, to
-                        **{s.name: s.model_dump(mode="json") for s in inv.switches}}       # reconnect
+                        **{n: self.prev.switches[n] for n in self.removed},                  # reconnect
+                        **{s.name: s.model_dump(mode="json") for s in inv.switches}}
+        self.giveback: dict[str, SwitchRevert] = {}      # removed switch -> what it gets back (check_reverts)
+        self.given_back: dict[str, dict] = {}            # removed switch -> the backup entry it was proven equal to
         self._lock = threading.Lock()       # guards the five dicts below (the switch steps run in parallel)
         self.failed: dict[str, BaseException] = dict(self.res.failed)
         self.committed: dict[str, bool] = {}
@@ -93,8 +102,9 @@ class UpRun:
             journal.check_interrupt("interrupted before any change; nothing was changed")
             self.check_reverts()
             try:
-                for step in (self.begin, self.commit_switches, self.plan_server, self.build_server, self.verify,
-                             self.confirm, self.mirror_links, self.save_state, self.prove_failed_back):
+                for step in (self.begin, self.give_back_removed, self.commit_switches, self.plan_server,
+                             self.build_server, self.verify, self.confirm, self.mirror_links, self.save_state,
+                             self.prove_failed_back):
                     step()
             except BaseException as err:
                 if self.j is None:
@@ -121,14 +131,74 @@ class UpRun:
                 continue
             config = self.res.configs[sw.name]
             keys = dropped(o, config) + port_keys(o, config, self._shrinking_shared_trunks(sw.name))
+            keys += entangled(o, keys)
             if not keys:
                 continue
             self.reverts[sw.name] = keys
             conflict = revert_conflicts(sw.name, o, self.drivers[sw.name].running_config(), keys)
             if conflict:
                 bad.append(conflict)
+        bad += self.check_removed()
         if bad:
-            raise DriftConflict(bad, command="harmless up")
+            raise DriftConflict(bad, command="harmless up", removed=sorted(self.giveback))
+
+    def _removed_switches(self) -> list[str]:
+        """Switches of the deployment the inventory no longer has (none with ``--switch``: the run leaves every other
+        switch alone)."""
+        if self.prev is None or self.only is not None:
+            return []
+        names = {sw.name for sw in self.inv.switches}
+        return [n for n in self.prev.backups if n not in names and n in self.prev.switches]
+
+    def check_removed(self) -> list[SwitchRevert]:
+        """Read-only: what each switch removed from the inventory gets back (:func:`harmless.ownership.plan_down`, the
+        merge ``down`` does: its original with the operator's later changes kept). One that cannot be read is left
+        migrated and reported as failed (its bridge and state stay); returns those the operator changed what HARMLESS
+        owns on (a conflict)."""
+        bad = []
+        for n in self.removed:
+            sw = Switch.model_validate(self.prev.switches[n])
+            try:
+                self.progress(f"{n} is no longer in the inventory: reading it to give back its original config")
+                drv = self.drivers[n] = connect(sw, f"{self.prev.inventory}: switch {n}")
+                r = plan_down(n, self.owned.get(n), drv.config_syntax(), st.read_backup(
+                    self.backups[n]), drv.running_config(), self.backups[n]["file"],
+                    diff_syntax=devdiff.syntax_of(sw.driver, sw.optional_args))
+            except (DeviceError, st.StateError, ValueError) as e:
+                self.failed[n] = e if isinstance(e, HarmlessError) else HarmlessError(n, str(e), "harmless down")
+                continue
+            self.giveback[n] = r
+            if r.conflicts:
+                bad.append(r)
+        return bad
+
+    def give_back_removed(self) -> None:
+        """``device.revert`` per switch removed from the inventory: the device gets the target :meth:`check_removed`
+        planned (its original, or the original + the operator's kept changes, saved as a ``merged`` backup), proven
+        object by object; ``rollback_to`` is its config before this run (a failure or ``recover`` puts it back
+        migrated, ``down`` merges from it). Its bridge goes with the server step; the state forgets it.
+
+        Raises:
+            CommitError: the device does not show the target after the restore.
+        """
+        for n, r in self.giveback.items():
+            drv = self.drivers[n]
+            self.progress(f"saving the running config of {n} before giving it back")
+            rollback_to = st.save_backup(n, drv.running_config(), role="pre-run", record=self.records[n])
+            proven = self.backups[n] if r.equals_original else st.save_backup(n, r.target, role="merged",
+                                                                               record=self.records[n])
+            self.j.record("device.revert", switch=n, rollback_to=rollback_to, keys=[c.key for c in r.reverted],
+                          removed=True, target=proven)
+            with self._lock:
+                self.touched[n] = rollback_to
+            self.progress(f"{n}: giving back its original config" + (
+                f" (keeping {len(r.kept)} changes made since up)" if r.kept else "") + " (no longer in the inventory)")
+            left = ([] if restore_device(drv, r.target) else ["the running config"]) if r.equals_original else \
+                restore_merged(drv, r.target)
+            if left:
+                raise CommitError(n, f"giving back its original config did not take ({', '.join(left[:3])} "
+                                  "differ)", "run harmless up again (this run is rolled back) or harmless down")
+            self.given_back[n] = proven
 
     def _shrinking_shared_trunks(self, name: str) -> list[str]:
         """``shared`` trunks of ``name`` that lose VIDs in this run: a shared trunk's tagging config only adds VIDs
@@ -346,6 +416,8 @@ class UpRun:
         for n, o in self.state.owned.items():        # a copy beside the original: down keeps the operator's changes
             st.set_owned(n, self.state.backups[n].file, o.model_dump(mode="json"))   # also without state.json
         st.save(self.state)
+        for n, proven in self.given_back.items():       # removed from the inventory and given back: not active now
+            mark_restored_quietly(n, self.backups[n]["file"], None if proven is self.backups[n] else proven["file"])
 
     def prove_failed_back(self) -> None:
         """A switch that failed alone on its first migration: prove it is back as before this run."""
@@ -365,6 +437,9 @@ class UpRun:
                    if sw.name in self.failed else
                    SwitchUp(status="migrated" if self.committed.get(sw.name) else "unchanged")
                    for sw in self.chosen}
+        for n in self.removed:
+            results[n] = SwitchUp(status="failed", error=error_line(self.failed[n])) if n in self.failed else \
+                SwitchUp(status="given back")
         return UpResult(plan=self.effective.to_dict(), diffs=self.res.diffs, changed=self.committed,
                         ovs=ref_record(self.state.ovs), results=results, failed=sorted(self.failed),
                         controllers_connected=self.connected, controllers_missing=self.missing)

@@ -171,6 +171,11 @@ class SwitchDriver(abc.ABC):
         self.timeout = timeout
         #: running config saved by the last :meth:`apply` (before it changed anything)
         self.last_saved_config: str | None = None
+        #: on a switch HARMLESS migrated before: its config with every object HARMLESS owns as HARMLESS found it (set
+        #: by the planner, :func:`harmless.steps.as_found`); a render that derives lines from what a port had before
+        #: HARMLESS (Junos interface ranges, :mod:`.junos.ranges`) reads it instead of the running config, so a
+        #: second render of the same plan is the same candidate. None: the running config is what HARMLESS found.
+        self.found_config: str | None = None
 
     @property
     def where(self) -> str:

@@ -179,13 +179,14 @@ def _procurve_contexts(text: str) -> Contexts:
 
 
 #: Junos statements whose value is the last word (``vlan-id 105``, ``members users``): shown with their keyword
-_JUNOS_VALUED = junos_conf.SINGLE_VALUED | {"members", "interface", "unit", "vlan-id-list", "address"}
+_JUNOS_VALUED = junos_conf.SINGLE_VALUED | {"members", "member", "interface", "unit", "vlan-id-list", "address"}
 
 
 def _junos_contexts(text: str) -> Contexts:
     out: Contexts = {}
     for p in junos_conf.parse_config(text)[0]:
-        cut = len(p) - 2 if len(p) >= 3 and p[-2] in _JUNOS_VALUED else len(p) - 1
+        cut = len(p) - 4 if len(p) >= 5 and p[-4] == "member-range" else \
+            len(p) - 2 if len(p) >= 3 and p[-2] in _JUNOS_VALUED else len(p) - 1
         ctx = "[edit " + " ".join(p[:cut]) + "]" if cut > 0 else "[edit]"
         out.setdefault(ctx, []).append(" ".join(_junos_word(w) for w in p[cut:]) + ";")
     return out

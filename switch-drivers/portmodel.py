@@ -50,6 +50,8 @@ class PortInfo:
             ``l2-protocol forwarding profile``, Junos ``layer2-control mac-rewrite``; names of
             :data:`harmless.switch_drivers.l2pt.PROTOCOLS`), in that table's order.
         unparsed: lines of the port's config the model does not understand (kept verbatim, whitespace-normalised).
+        l2pt_profile: the named L2 protocol forwarding profile on the port (EOS ``l2-protocol forwarding profile P``,
+            whatever it forwards), None when none or on an OS without named profiles.
     """
 
     interface: str
@@ -68,9 +70,11 @@ class PortInfo:
     description: str | None = None
     unparsed: tuple[str, ...] = ()
     l2pt: tuple[str, ...] = ()
+    l2pt_profile: str | None = None
 
     def to_json_dict(self) -> dict:
-        """JSON-able dict (tuples become lists); ``l2pt`` only on a port that tunnels something."""
+        """JSON-able dict (tuples become lists); ``l2pt`` only on a port that tunnels something, ``l2pt_profile``
+        only on a port that has one."""
         d = asdict(self)
         if isinstance(d["allowed_vids"], tuple):
             d["allowed_vids"] = list(d["allowed_vids"])
@@ -79,6 +83,8 @@ class PortInfo:
             d["l2pt"] = list(d["l2pt"])
         else:
             del d["l2pt"]
+        if d["l2pt_profile"] is None:
+            del d["l2pt_profile"]
         return d
 
 

@@ -243,6 +243,8 @@ def _cable_trunks(spec: LabSpec, sw_ns: str, port_map: dict[str, str]) -> list[d
     """The trunk cables to the server (its namespace created if missing); adds the trunk ports to ``port_map``."""
     srv = spec.server_netns
     if srv and not netns.exists(srv):
+        # marked before it exists, so a build that fails half-way removes it too (lab_down)
+        (lab_dir(spec.name) / SERVER_NETNS_MARK).write_text(srv)
         netns.add_ns(srv, ipv6=True)
     trunks = []
     for k, trunk_port in enumerate(spec.trunk_ports):
@@ -306,8 +308,9 @@ def _start_device(spec: LabSpec, d: Path, ovs: Ovs, port_map: dict[str, str]) ->
     return pw
 
 
-def lab_down(name: str) -> bool:
-    """Tear the lab down (idempotent): emulated switch, its OVS, namespaces, the trunk cable, lab files.
+def lab_down(name: str, progress=lambda m: None) -> bool:
+    """Tear the lab down (idempotent): emulated switch, its OVS, namespaces, the trunk cable, the server namespace
+    when this lab created it (:func:`_server_netns_down`), lab files.
 
     Returns True if anything was there.
     """
@@ -318,9 +321,38 @@ def lab_down(name: str) -> bool:
         netns.stop_ovs(d / "ovs", ns_switch(name))
     # namespaces, and the trunks and uplink cable ends in this namespace
     found = netns.remove_prefixed(f"hl-{name}-") or found
+    found = _server_netns_down(name, progress) or found
     if d.exists():
         shutil.rmtree(d, ignore_errors=True)
     return found
+
+
+#: the file in a lab's folder naming the ``server_netns`` that ``lab up`` created (absent: it existed before)
+SERVER_NETNS_MARK = "server-netns.created"
+
+
+def _server_netns_down(name: str, progress) -> bool:
+    """Remove the server namespace lab ``name`` created (``--server-netns``, marked by :data:`SERVER_NETNS_MARK`);
+    one that existed before the lab is never touched. When another lab that is up still has its trunk there, that
+    lab inherits the mark (it removes the namespace when it goes down); when processes still run in it (HARMLESS's
+    Open vSwitch or a controller of a deployment not taken down), it is left, and said so: deleting its name would
+    leave them running where no ``ip netns exec`` reaches them. Returns True when it was removed or handed over."""
+    mark = lab_dir(name) / SERVER_NETNS_MARK
+    srv = mark.read_text().strip() if mark.exists() else ""
+    if not srv or not netns.exists(srv):
+        return False
+    for other in sorted(lab_dir(name).parent.iterdir()):
+        info = lab_info(other.name) if other.name != name else None
+        if info and info.get("server_netns") == srv:
+            (other / SERVER_NETNS_MARK).write_text(srv)
+            return True
+    pids = netns.ip("netns", "pids", srv, check=False).stdout.split()
+    if pids:
+        progress(f"left namespace {srv}: processes still run in it ({', '.join(pids[:5])}); run harmless down "
+                 f"first, then ip netns del {srv}")
+        return False
+    netns.ip("netns", "del", srv, check=False)
+    return True
 
 
 #: file names ``harmless lab up --tls-dir`` expects (``openflow.tls`` private_key, certificate, ca_cert)

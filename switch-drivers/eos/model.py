@@ -54,13 +54,14 @@ def forwarding_profiles(config_text: str) -> dict[str, tuple[str, ...]]:
 
 
 def _with_profiles(model: SwitchModel, config_text: str) -> SwitchModel:
-    """Ports with ``l2-protocol forwarding profile P``: ``l2pt`` from ``P``, the line out of ``unparsed``."""
+    """Ports with ``l2-protocol forwarding profile P``: ``l2pt`` from ``P``, ``l2pt_profile`` P, the line out of
+    ``unparsed``."""
     profiles = forwarding_profiles(config_text)
     ports = []
     for p in model.ports:
         names = [m.group(1) for u in p.unparsed if (m := _PROFILE_LINE.match(u))]
         if names:
-            p = replace(p, l2pt=profiles.get(names[-1], ()),
+            p = replace(p, l2pt=profiles.get(names[-1], ()), l2pt_profile=names[-1],
                         unparsed=tuple(u for u in p.unparsed if not _PROFILE_LINE.match(u)))
         ports.append(p)
     return replace(model, ports=tuple(ports))

@@ -46,8 +46,8 @@ def _strip_comments(text: str) -> list[tuple[int, str]]:
             if "*/" not in line:
                 continue
             line, in_block = line.split("*/", 1)[1], False
-        while "/*" in line:
-            head, _, rest = line.partition("/*")
+        while (at := _comment_at(line)) >= 0:
+            head, rest = line[:at], line[at + 2:]
             if "*/" in rest:
                 line = head + rest.split("*/", 1)[1]
             else:
@@ -57,6 +57,18 @@ def _strip_comments(text: str) -> list[tuple[int, str]]:
             continue
         out.append((n, line))
     return out
+
+
+def _comment_at(line: str) -> int:
+    """Where a ``/* ... */`` annotation starts in ``line`` (-1: none): a ``/*`` outside quotes at the start of a word,
+    not one inside a word (``member ge-0/0/*``, an interface-range wildcard)."""
+    quoted = False
+    for i, c in enumerate(line):
+        if c == '"' and (i == 0 or line[i - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and line.startswith("/*", i) and (i == 0 or line[i - 1] in " \t{};"):
+            return i
+    return -1
 
 
 def _problem(problems: list[str] | None, message: str) -> None:
@@ -306,7 +318,7 @@ def apply_commands(paths: list[Path], ops: list[tuple[str, Path]]) -> list[Path]
 def display_set(paths: list[Path]) -> str:
     """Set paths → ``set ...`` lines (quoting words with spaces), like ``show configuration | display set``."""
     def word(w: str) -> str:
-        return f'"{w}"' if (not w or re.search(r'[\s;{}\[\]"]', w)) else w
+        return f'"{w}"' if (not w or re.search(r'[\s;{}\[\]"*]', w)) else w
 
     return "".join("set " + " ".join(word(w) for w in p) + "\n" for p in paths)
 

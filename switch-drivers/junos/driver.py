@@ -158,7 +158,8 @@ class JunosDriver(NapalmDriver):
         side = parse.vlan_side_members(self._facts_config) if self._facts_config else {}
         model = self.model_of(self._facts_config) if self._facts_config else None
         tunnelled = {p.interface for p in model.ports if p.l2pt} if model is not None else set()
-        return render_config(access, trunks, syntax=self.vlan_syntax, vlan_side=side, tunnelled=tunnelled)
+        return render_config(access, trunks, syntax=self.vlan_syntax, vlan_side=side, tunnelled=tunnelled,
+                             current=self.found_config or self._facts_config)
 
     def commit(self, revert_in: int | None = None) -> None:
         """Commit; with ``revert_in`` as ``commit confirmed`` in whole minutes (rounded up, at least 1)."""

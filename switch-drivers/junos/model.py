@@ -10,7 +10,8 @@ How each field is filled (Junos semantics; sources: Juniper's EX/QFX "Configurin
 documentation):
 
 - ``interfaces``: every interface under ``interfaces`` (``interface-range`` members expanded: ``member
-  ge-0/0/[1-4]``, ``member-range ge-0/0/10 to ge-0/0/15``; the range's statements apply to each member), plus
+  ge-0/0/[1-4]``, ``member ge-0/0/*`` as 0 through 47, ``member-range ge-0/0/10 to ge-0/0/15``; the range's
+  statements apply to each member), plus
   ports only named in a non-ELS ``vlans X interface IF.0``. Not ports: ``lo0``, ``irb``, ``vlan`` (routed VLAN
   interfaces, listed as VLANs) and the ``interface-range``/``interface-set``/``traceoptions`` containers.
 - ``mode``: a unit with ``family ethernet-switching`` (or MX ``family bridge``) or a VLAN-side membership → a
@@ -52,6 +53,7 @@ import fnmatch
 import itertools
 import re
 from dataclasses import replace
+from math import prod
 
 from harmless.switch_drivers.junos.conf import SINGLE_VALUED, Path, display_set, read_config
 from harmless.switch_drivers.l2pt import PROTOCOLS
@@ -70,12 +72,26 @@ _STP = ("mstp", "vstp", "rstp", "stp")
 _VALUED = SINGLE_VALUED | {"members", "vlan-id-list"}
 
 
+#: the numbers a ``*`` of an interface-range ``member`` stands for: 0 through 47 whatever the interface type (Juniper,
+#: "Interface Ranges for Physical Interfaces": "* includes interface numbers ranging from 0 through 47")
+WILDCARD_NUMBERS = range(48)
+#: the most names one ``member`` statement may expand to (``ge-0/0/*``: 48; ``ge-0/*/*``: 2,304)
+MAX_MEMBERS = 2304
+
+
 def _expand_wildcard(name: str) -> list[str]:
-    """``ge-0/0/[1-4]`` → ``[ge-0/0/1, ..., ge-0/0/4]`` (each ``[a-b,c]`` group expanded; no group: ``[name]``)."""
-    parts = re.split(r"(\[[^\]]*\])", name)
+    """``ge-0/0/[1-4]`` → ``[ge-0/0/1, ..., ge-0/0/4]`` (each ``[a-b,c]`` group expanded, ``*`` as 0 through 47; no
+    group: ``[name]``).
+
+    Raises:
+        ValueError: a group that is not numbers, or more than :data:`MAX_MEMBERS` names (``ge-*/*/*``).
+    """
+    parts = re.split(r"(\[[^\]]*\]|\*)", name)
     choices = []
     for part in parts:
-        if part.startswith("[") and part.endswith("]"):
+        if part == "*":
+            choices.append([str(n) for n in WILDCARD_NUMBERS])
+        elif part.startswith("[") and part.endswith("]"):
             vals: list[str] = []
             for item in part[1:-1].split(","):
                 lo, _, hi = item.strip().partition("-")
@@ -85,7 +101,19 @@ def _expand_wildcard(name: str) -> list[str]:
             choices.append(vals)
         else:
             choices.append([part])
+    if prod(len(c) for c in choices) > MAX_MEMBERS:
+        raise ValueError(f"interface-range member {name!r}: more than {MAX_MEMBERS} interfaces")
     return ["".join(c) for c in itertools.product(*choices)]
+
+
+_FPC_PIC_PORT = re.compile(r"([a-z]+-)(\d+)/(\d+)/(\d+)")
+
+
+def interface_key(name: str) -> tuple[str, int, int, int] | None:
+    """``ge-1/0/3`` → ``("ge-", 1, 0, 3)``: the order of interfaces in a ``member-range`` (None: not
+    type-fpc/pic/port)."""
+    m = _FPC_PIC_PORT.fullmatch(name)
+    return (m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))) if m else None
 
 
 def _expand_member_range(lo: str, hi: str) -> list[str]:
@@ -237,8 +265,12 @@ def _vlan_table(active: list[Path]) -> tuple[dict[str, set[int]], dict[int, str]
 
 def _range_members(active: list[Path], problems: list[str]) -> dict[str, list[str]]:
     """``interfaces interface-range NAME member/member-range ...`` → range name → member interfaces (in order); a
-    member wildcard that cannot be expanded is left out and described in ``problems``."""
+    member wildcard that cannot be expanded is left out and described in ``problems``. A ``member-range`` across FPCs
+    or PICs (``ge-0/0/40 to ge-1/0/7``) has its ends and the interfaces the configuration names between them (which
+    other ports exist there, only the hardware knows)."""
     ranges: dict[str, list[str]] = {}
+    named = sorted((k, p[1]) for p in active if p[0] == "interfaces" and len(p) > 1
+                   for k in (interface_key(p[1]),) if k)
     for p in active:
         if p[:2] == ("interfaces", "interface-range") and len(p) >= 5:
             members = ranges.setdefault(p[2], [])
@@ -248,7 +280,11 @@ def _range_members(active: list[Path], problems: list[str]) -> dict[str, list[st
                 except ValueError as e:
                     problems.append(f"{_line(p)} ({e})")
             elif p[3] == "member-range" and len(p) == 7 and p[5] == "to":
-                members += [m for m in _expand_member_range(p[4], p[6]) if m not in members]
+                ends = _expand_member_range(p[4], p[6])
+                lo, hi = interface_key(p[4]), interface_key(p[6])
+                if len(ends) == 2 and lo and hi and lo[0] == hi[0]:     # across FPCs/PICs: the ports named between
+                    ends[1:1] = [n for k, n in dict(named).items() if lo < k < hi]
+                members += [m for m in ends if m not in members]
     return ranges
 
 

@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
+from harmless.switch_drivers.junos.ranges import range_commands
 from harmless.switch_drivers.rendering import template_env
 from harmless.switch_drivers.vids import check_vid
 
@@ -77,14 +78,16 @@ def _l2pt_rows(access: list[AccessPortChange], syntax: str, tunnelled: set[str])
 
 
 def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syntax: str = "els",
-                  vlan_side: dict[str, list[str]] | None = None, tunnelled: set[str] | None = None) -> str:
+                  vlan_side: dict[str, list[str]] | None = None, tunnelled: set[str] | None = None,
+                  current: str | None = None) -> str:
     """Render the ``set``/``delete`` candidate that makes each access port its own VLAN and trunks carry them.
 
     Args:
         access: access-port changes; VIDs 1..4094, VLAN names per Junos rules (a letter first, 1-64 chars of
             ``[A-Za-z0-9_.-]``); ``qinq`` is refused (see :data:`QINQ_UNSUPPORTED`).
         trunks: trunk changes; each carries exactly its ``vids`` (trunk-only VIDs get VLANs named ``vlan<VID>``;
-            a ``shared`` one keeps its other members: its ``family ethernet-switching`` is not deleted;
+            a ``shared`` one keeps its other members: its ``family ethernet-switching`` and its non-ELS VLAN-side
+            memberships are not deleted;
             ``bring_up`` deletes its ``disable``);
             ``stag_tpid`` is irrelevant without QinQ and ignored.
         syntax: ``"els"`` (``interface-mode``; EX2300/3400/4300, QFX, ...) or ``"legacy"`` (``port-mode``;
@@ -94,6 +97,10 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
             deleted too, else the port would stay in its old VLAN as well.
         tunnelled: ports whose Layer 2 protocol tunnelling the device has today (port model ``l2pt``); their
             ``mac-rewrite`` statements are deleted when their ``l2pt`` is empty.
+        current: the device's configuration as HARMLESS found it (the ranges before HARMLESS took ports out of them:
+            the driver's ``found_config`` on a migrated switch, else the running config): migrated ports that are
+            members of an ``interface-range`` are taken out of it and given its other statements as their own
+            (:mod:`.ranges`), in commands at the end; the same commands on every render of the same plan.
 
     Returns:
         ``set vlans`` lines (sorted by VID), then per access port and per trunk a ``delete`` of its
@@ -119,8 +126,11 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
             vlans.setdefault(vid, f"vlan{vid}")
         rows.append((t.interface, [vlans[v] for v in sorted(set(t.vids))], t.shared, t.bring_up))
     side = vlan_side or {}
-    stale = [(name, ifname) for ifname in [a.interface for a in access] + [t.interface for t in trunks]
+    moves = range_commands(current, {**{a.interface: False for a in access}, **{t.interface: t.shared for t in trunks}})
+    # a shared trunk keeps its VLAN-side memberships too: they are the VLANs it carries for the operator
+    stale = [(name, ifname) for ifname in [a.interface for a in access] + [t.interface for t in trunks if not t.shared]
              for name in sorted(side.get(ifname, ()))]
     return _ENV.get_template("harmless.j2").render(mode_kw=MODE_KEYWORD[syntax], vlans=sorted(vlans.items()),
                                                    access=[(a.interface, a.vlan_name) for a in access], trunks=rows,
-                                                   stale=stale, l2pt=_l2pt_rows(access, syntax, tunnelled or set()))
+                                                   stale=stale, l2pt=_l2pt_rows(access, syntax, tunnelled or set()),
+                                                   ranges=moves)

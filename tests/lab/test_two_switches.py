@@ -7,16 +7,21 @@ inside sw1 across its two trunks, and from sw1 to sw2 through br-of-sw1 port 24,
 """
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
+import yaml
 
-from harmless import deployment
+from harmless import deployment, journal
 from harmless import orchestrator as orch
 from harmless import state as st
+from harmless.inventory import load_inventory
 from harmless.procs import free_port
 from harmless.lab import topology as lab
+from harmless.switch_drivers.ownership import syntax_for
 from tests.lab.conftest import lab_vendor_b, make_labs
 
 
@@ -94,3 +99,62 @@ def test_hosts_on_all_migrated_ports_of_two_switches_reach_each_other(two):
     assert all(n > 0 for n in trunks.values()) and len(trunks) == 3
     d = orch.down()
     assert d.config_restored and set(d.restored) == {"sw1", "sw2"}
+
+
+def _sw2_config(inventory: str, lines: list[str] | None = None) -> str:
+    """sw2's running config (sw2 of the inventory ``inventory``), after the operator's ``lines`` typed by hand (eAPI)
+    when given."""
+    sw2 = next(s for s in load_inventory(inventory).switches if s.name == "sw2")
+    d = deployment.connect(sw2, "test")
+    try:
+        if lines:
+            d._dev().device.config(lines)
+        return d.running_config()
+    finally:
+        d.close()
+
+
+def test_a_switch_removed_from_the_inventory_is_given_back_by_up(two):
+    """Both switches migrated, then VLAN 555 added on sw2 by hand (not HARMLESS's) and sw2 removed from the inventory:
+    plan says up gives it back; an up killed right after its device.revert record is undone by recover (sw2 migrated
+    as before); the next up gives sw2 its original + VLAN 555 (journaled), removes br-of-sw2 and forgets sw2, and
+    leaves sw1 migrated; down gives sw1 back."""
+    inventory = str(two["inventory"])
+    full = two["inventory"].read_text()
+    both = two["inventory"].with_name("both.yaml")            # sw2's entry, to reach it after it left the inventory
+    both.write_text(full)
+    try:
+        orch.up(inventory, wait_controller=0)
+        kept_as = st.load().backups["sw2"].model_dump()
+        original = st.read_backup(kept_as)
+        migrated = _sw2_config(str(both), ["vlan 555", "name ops"])
+        one = yaml.safe_load(full)
+        one["switches"] = [x for x in one["switches"] if x["name"] != "sw2"]
+        two["inventory"].write_text(yaml.safe_dump(one, sort_keys=False))
+        said = [f for f in orch.plan(inventory).findings if f.kind == "switch-removed"]
+        assert [f.switch for f in said] == ["sw2"] and "gives it back its original config" in said[0].problem
+        killed = subprocess.run([sys.executable, "-m", "harmless.cli", "up", "-i", inventory, "--no-wait"],
+                                env={**os.environ, "HARMLESS_FAULT_AT": "device.revert:KILL"}, capture_output=True,
+                                text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert killed.returncode == -9, killed.stderr[-800:]
+        rec = [r for r in journal.unfinished() if r.get("step") == "device.revert"][-1]
+        assert rec["switch"] == "sw2" and rec["removed"] and rec["rollback_to"]["file"]
+        assert orch.recover().recovered == "previous deployment" and _sw2_config(str(both)) == migrated
+        r = orch.up(inventory, wait_controller=0)
+        assert {n: x.status for n, x in r.results.items()} == {"sw1": "unchanged", "sw2": "given back"}
+        blocks = syntax_for("eos")
+        now, orig = blocks.units(_sw2_config(str(both))), blocks.units(original)
+        assert "vlan 555" in now and {k: v for k, v in now.items() if k != "vlan 555"} == orig
+        s = st.load()
+        assert set(s.backups) == set(s.owned) == {"sw1"} and [sp["name"] for sp in s.plan["switches"]] == ["sw1"]
+        assert "br-of-sw2" not in deployment.state_ovs(s).vsctl("list-br").split()
+        entry = next(e for e in st.backup_index() if e["file"] == kept_as["file"])
+        assert entry["status"] == "restored" and entry.get("restored_with_changes")
+        assert ping_ip(two["a"], 7, two["a"]["hosts"]["8"]["ip"]) == 0.0          # sw1 still hairpins
+        d = orch.down()
+        assert d.config_restored and set(d.restored) == {"sw1"}
+    finally:
+        two["inventory"].write_text(full)
+        if st.load():
+            orch.down()
+        _sw2_config(str(both), ["no vlan 555"])

@@ -47,3 +47,20 @@ def test_listening_sees_a_listening_socket_of_a_process():
         assert not controller.listening(os.getpid(), port)
         s.listen()
         assert controller.listening(os.getpid(), port)
+
+
+def test_lab_down_leaves_a_server_netns_processes_still_run_in(state_dir, monkeypatch):
+    from harmless.lab import topology
+    d = topology.lab_dir("x1")
+    d.mkdir(parents=True)
+    (d / topology.SERVER_NETNS_MARK).write_text("srvns")
+    calls, said = [], []
+
+    class Done:
+        stdout = "4242\n"
+
+    monkeypatch.setattr(netns, "exists", lambda n: True)
+    monkeypatch.setattr(netns, "ip", lambda *a, **kw: calls.append(a) or Done())
+    assert topology._server_netns_down("x1", said.append) is False
+    assert calls == [("netns", "pids", "srvns")]                  # asked, never deleted
+    assert "processes still run in it (4242)" in said[0] and "harmless down first" in said[0]

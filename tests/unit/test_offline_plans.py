@@ -216,6 +216,13 @@ def _trunk_for(model: SwitchModel, driver: str, port: str) -> str | None:
                  and names.interface_problem(driver, p.interface) is None), None)
 
 
+def _shared(model: SwitchModel, trunk: str) -> bool:
+    """``shared: true`` for a trunk port that carries something to keep (a trunk or a LAG); a port that is not a
+    trunk has nothing to share (preflight refuses ``shared`` there)."""
+    p = model.port(trunk)
+    return p.mode == "trunk" or p.is_lag
+
+
 def _plan_one(sw_inv, facts, caps):
     return make_plan(sw_inv, {"sw1": facts}, None, "inv.yaml", {"sw1": caps})
 
@@ -233,9 +240,10 @@ def test_every_unsafe_port_is_refused_naming_it_and_every_plain_one_planned(cfg)
         if trunk is None:
             continue
         try:
-            # the trunk is not under test here: shared, so one that carries other VLANs is not refused for that
+            # the trunk is not under test here: shared where it is a trunk or a LAG, so one that carries other VLANs
+            # is not refused for that
             res = _plan_one(inventory(driver, [{"interface": p.interface, "ofport": 1}], trunk, vtp="allow",
-                                      shared=True), facts, caps)
+                                      shared=_shared(model, trunk)), facts, caps)
         except InputError as e:
             msg = str(e)
             if switch_level:
@@ -252,7 +260,8 @@ def test_every_unsafe_port_is_refused_naming_it_and_every_plain_one_planned(cfg)
     if planned:       # all plain ports in one plan, rendered and diffed (the render is the slow part: once)
         trunk = planned[0][1]
         ports = [{"interface": i, "ofport": n} for n, (i, _t) in enumerate(planned, 1) if i != trunk]
-        sp = _plan_one(inventory(driver, ports, trunk, vtp="allow", shared=True), facts, caps).switches[0]
+        sp = _plan_one(inventory(driver, ports, trunk, vtp="allow", shared=_shared(model, trunk)), facts,
+                       caps).switches[0]
         assert not {p.vid for p in sp.ports} & set(model.vlans)
         candidate = probe.render(sp.access_changes(), sp.trunk_changes())
         assert offline._diff(probe, text, candidate)

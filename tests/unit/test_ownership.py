@@ -517,3 +517,31 @@ def test_down_dry_run_with_nothing_deployed_exits_0(monkeypatch, tmp_path):
     assert r.exit_code == 0 and json.loads(r.stdout) == {"switches": {}, "unreachable": {}, "bridges": [],
                                                          "stop_ovs": [], "unfinished_journal": None, "blocked": False}
     assert not (tmp_path / "journal.jsonl").exists() and not (tmp_path / "lock").exists()
+
+
+def test_a_switch_removed_from_the_inventory_is_warned_and_a_hand_change_there_names_the_choices(state_dir):
+    """plan's ``switch-removed`` warning names only a deployed switch the inventory lost (none with ``--switch``);
+    up's conflict on it says to put the switch back, edit the objects back or discard (not "put the port back")."""
+    import yaml
+
+    from harmless import state as st
+    from harmless.inventory import parse_inventory
+    from harmless.steps import removed_findings
+
+    def sw(name):
+        return {"name": name, "driver": "ios", "host": "192.0.2.7", "username": "u", "password_env": "X",
+                "trunks": [{"switch_port": "Gi0/1", "server_interface": "eth1"}], "access_ports": ["Fa0/7"]}
+    inv = parse_inventory(yaml.safe_dump({"switches": [sw("acc1")]}), "inv.yaml")
+    s = st.DeploymentState(inventory="inv.yaml", plan={"switches": []}, switches={n: sw(n) for n in ("acc1", "acc2")},
+                           backups={n: st.save_backup(n, IOS_O, record={"name": n}) for n in ("acc1", "acc2")})
+    found = removed_findings(inv, s, "inv.yaml", None)
+    assert [(f.switch, f.kind, f.severity, f.where) for f in found] == [("acc2", "switch-removed", "warning",
+                                                                         "inv.yaml: switches")]
+    assert "put it back into the inventory" in found[0].fix
+    assert removed_findings(inv, s, "inv.yaml", {"acc1"}) == [] and removed_findings(inv, None, "inv.yaml", None) == []
+    conflict = ow.SwitchRevert(switch="acc2", mode="merge", original="o.cfg", conflicts=[
+        ow.ObjectConflict(key="interface fastethernet0/7", label="interface FastEthernet0/7")])
+    e = ow.DriftConflict([conflict], command="harmless up", removed=["acc2"])
+    assert e.exit_code == 5 and "acc2: interface FastEthernet0/7" in e.problem
+    assert "acc2 left the inventory" in e.fix and "put the switch back into the inventory" in e.fix
+    assert "put the port back" in ow.DriftConflict([conflict], command="harmless up").fix
