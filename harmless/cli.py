@@ -1,12 +1,16 @@
 """The ``harmless`` command line (click). Every command has ``--help``; machine output with ``--json``.
 
-Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback; exit code 2 for bad
-input (nothing changed), 1 for a failure (rolled back), 3 when ``up`` migrated some switches and rolled back the
-others, 130 on Ctrl-C.
+Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback. Exit codes say what
+the switches are now (docs/safety.md): 0 done, 1 failed and rolled back, 2 bad input (nothing changed), 3 ``up``
+migrated some switches and rolled back the others, 4 no controller (deployment kept), 5 unfinished (a journal is left:
+run ``harmless down``), 6 ``status``: a switch differs from what HARMLESS deployed, 130 interrupted (Ctrl-C, SIGTERM,
+SIGHUP) and rolled back. Output that cannot be written (a closed pipe or terminal) is dropped and changes neither
+what a run does nor its exit code (:func:`harmless.clikit.guard_output`).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import sys
@@ -19,7 +23,7 @@ from rich.table import Table
 
 from harmless import __version__
 # the shared helpers live in harmless.clikit: component command groups import them from there, never from here
-from harmless.clikit import err, handle_errors, out
+from harmless.clikit import err, guard_output, handle_errors, out
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 
@@ -28,6 +32,21 @@ EXIT_PARTIAL = 3
 #: exit status of ``up --keep-on-no-controller`` when it kept a deployment that no controller connected to
 EXIT_NO_CONTROLLER = 4
 _FINAL_EVENTS = {"migrated", "unchanged", "failed", "restored"}
+
+
+def _holds_signals(fn):
+    """Decorator (below ``handle_errors``): SIGINT/SIGTERM/SIGHUP are a flag for the whole ``up``/``down``/``recover``
+    command (:func:`harmless.journal.interruptible`): one before the run starts stops it before any change, one
+    during it rolls back (``up``) or lets it finish (``down``), and one after it cannot kill the process while it
+    prints the result, whose exit code says what the switches are now."""
+    @functools.wraps(fn)
+    def wrapper(*a, **kw):
+        from harmless import journal
+        if kw.get("dry_run"):               # changes nothing: Ctrl-C simply stops it
+            return fn(*a, **kw)
+        with journal.interruptible(lambda _m: None):
+            return fn(*a, **kw)
+    return wrapper
 
 
 @contextlib.contextmanager
@@ -66,6 +85,7 @@ def main():
     Typical use: harmless plan -i inv.yaml; harmless up -i inv.yaml; harmless status; harmless down.
     Try it without a switch: harmless demo.
     """
+    guard_output()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("paramiko", "netmiko", "napalm"):
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
@@ -128,8 +148,10 @@ def plan(inventory, as_json, configs):
 @main.command()
 @click.option("-i", "--inventory", required=True, type=click.Path(dir_okay=False), help="inventory YAML file")
 @click.option("--dry-run", is_flag=True, help="same as `harmless plan`: show what would change, change nothing")
-@click.option("--revert-in", default=300, show_default=True,
-              help="commit-confirm timer (s) on devices that support it; confirmed after the server side verifies")
+@click.option("--revert-in", default=None, type=int, metavar="S",
+              help="commit-confirm: a switch reverts by itself unless confirmed within S s (confirmed once the server "
+                   "side verifies). Default: 300 s on switches that can, a plain commit (said) on those that cannot; "
+                   "given, a switch that cannot commit-confirm is refused before anything changes (exit 2)")
 @click.option("--wait-controller", default=10.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
               help="wait up to S seconds until every br-of has a connected controller; none: roll back, exit 1")
 @click.option("--no-wait", is_flag=True, help="do not wait for a controller (same as --wait-controller 0)")
@@ -137,6 +159,7 @@ def plan(inventory, as_json, configs):
               help="when no controller connects in time, keep the deployment (exit 4) instead of rolling back")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @handle_errors
+@_holds_signals
 def up(inventory, dry_run, revert_in, wait_controller, no_wait, keep_on_no_controller, as_json):
     """Configure the switch(es), build the translator and the OpenFlow bridge(s), connect the controller(s).
 
@@ -202,6 +225,7 @@ def _print_down(r) -> None:
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @handle_errors
+@_holds_signals
 def down(as_json):
     """Restore every switch's exact original configuration and remove the bridges.
 
@@ -227,6 +251,7 @@ def down(as_json):
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @handle_errors
+@_holds_signals
 def recover(as_json):
     """Finish what an interrupted `up` or `down` left behind (read from its journal).
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from harmless import fleet, journal
 from harmless import state as st
 from harmless.deployment import connect, ovs_from_ref, ovs_ref, ref_record, state_ovs
-from harmless.errors import CommitError, InputError
+from harmless.errors import EXIT_UNFINISHED, CommitError, HarmlessError, InputError
 from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.ovs import Ovs
@@ -150,12 +150,18 @@ class DownRun:
         self.j: journal.Journal | None = None
 
     def run(self) -> DownResult:
-        """Every step in order. Raises as :func:`harmless.orchestrator.down`."""
+        """Every step in order. Raises as :func:`harmless.orchestrator.down`; an error after ``down.begin`` leaves
+        the journal unfinished and carries exit code :data:`~harmless.errors.EXIT_UNFINISHED`."""
         self.gather()
         self.begin()
-        result = self.restore_switches()
-        self.remove_server(result)
-        self.clear_state()
+        try:
+            result = self.restore_switches()
+            self.remove_server(result)
+            self.clear_state()
+        except HarmlessError as e:
+            if not self.j.closed:
+                e.exit_code = EXIT_UNFINISHED
+            raise
         return result
 
     def gather(self) -> None:

@@ -5,6 +5,12 @@ Every user-facing failure is a :class:`HarmlessError` carrying *where* (file and
 """
 from __future__ import annotations
 
+#: exit status when a run ends with its journal unfinished: a switch may be neither as before nor as asked (an
+#: interrupted rollback, a ``down`` that could not restore every switch); ``harmless status`` names it and ``harmless
+#: down`` (or ``harmless recover``) finishes it. The other codes: :class:`HarmlessError` (1), :class:`InputError` (2),
+#: ``harmless.cli`` (3 partial ``up``, 4 no controller, 6 a switch differs from its deployment), 130 interrupted.
+EXIT_UNFINISHED = 5
+
 
 class HarmlessError(Exception):
     """A failure the user can act on.

@@ -67,11 +67,14 @@ class UpResult(_Result):
         failed: the switches that failed and were rolled back alone.
         controllers_connected: per br-of the connected controller targets.
         controllers_missing: why no controller connected (``--keep-on-no-controller``), else None.
+        commit_confirm: per switch this run committed to, True when the commit was commit-confirm (the switch
+            would have reverted by itself), False when it was a plain commit (the switch cannot commit-confirm).
     """
 
     plan: dict
     diffs: dict[str, str]
     changed: dict[str, bool]
+    commit_confirm: dict[str, bool] = Field(default_factory=dict)
     ovs: dict
     results: dict[str, SwitchUp]
     failed: list[str]
