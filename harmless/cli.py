@@ -24,6 +24,7 @@ from rich.table import Table
 from harmless import __version__
 # the shared helpers live in harmless.clikit: component command groups import them from there, never from here
 from harmless.clikit import err, guard_output, handle_errors, out
+from harmless.errors import EXIT_UNFINISHED
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 
@@ -31,6 +32,8 @@ from harmless.clikit import progress as _progress
 EXIT_PARTIAL = 3
 #: exit status of ``up --keep-on-no-controller`` when it kept a deployment that no controller connected to
 EXIT_NO_CONTROLLER = 4
+#: exit status of ``status`` when a switch differs from what HARMLESS deployed (:mod:`harmless.conformance`)
+EXIT_DIFFERS = 6
 _FINAL_EVENTS = {"migrated", "unchanged", "failed", "restored"}
 
 
@@ -302,16 +305,31 @@ def backups(as_json):
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="print the status as one JSON object")
-@click.option("--no-device", is_flag=True, help="do not log in to the switch for link states")
+@click.option("--no-device", is_flag=True, help="do not log in to the switch (no link states, no check of its config)")
 @handle_errors
 def status(as_json, no_device):
-    """Port map, link state, per-port counters and controller connection state."""
+    """Port map, link state, per-port counters, controller connections, and whether each switch still has what
+    HARMLESS deployed (its ports and trunks, read from the device; a reload without the migration, a port or trunk
+    changed by hand), each difference with what to type.
+
+    Exit status: 0 as deployed (or nothing deployed), 5 an interrupted run left its journal (finish it with harmless
+    down or harmless recover), 6 a switch differs from what HARMLESS deployed.
+    """
     from harmless import orchestrator
     report = orchestrator.status(with_device=not no_device)
     s = report.model_dump(mode="json")
     if as_json:
         click.echo(json.dumps(s))
-        return
+    else:
+        _print_status(s)
+    if s.get("unfinished_journal"):
+        sys.exit(EXIT_UNFINISHED)
+    if any(sw.get("findings") for sw in s["switches"]):
+        sys.exit(EXIT_DIFFERS)
+
+
+def _print_status(s: dict) -> None:
+    """``harmless status`` for people (``s``: the :class:`harmless.results.StatusReport` dump)."""
     if s.get("unfinished_journal"):
         err.print(f"[yellow]warning:[/yellow] {s['unfinished_journal']} (fix: harmless recover, or harmless down)")
     if not s["deployed"]:
@@ -344,6 +362,10 @@ def status(as_json, no_device):
                       + (f", error {tr['error']}" if tr.get("error") else ""), highlight=False)
         if sw.get("error"):
             out.print(f"[red]{sw['error']}[/red]")
+        if sw.get("device_error"):
+            out.print(f"[yellow]device not read:[/yellow] {escape(sw['device_error'])}", highlight=False)
+        for f in sw.get("findings") or []:           # the device differs from what HARMLESS deployed
+            out.print(f"[red]differs:[/red] {escape(f['problem'])} (fix: {escape(f['fix'])})", highlight=False)
 
 
 @main.command()

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
+from harmless.conformance import Finding
 from harmless.plan import Plan
 from harmless.switch_drivers.base import DeviceFacts
 
@@ -147,7 +148,9 @@ class PortStatus(_Result):
 
 class SwitchStatus(OmitWhenNone, _Result):
     """One deployed switch in ``harmless status``: its br-of, ports, controllers (as
-    :func:`harmless.otc.bridges.port_status` reports them) and trunks; ``error`` when OVS could not be read."""
+    :func:`harmless.otc.bridges.port_status` reports them) and trunks; ``error`` when OVS could not be read;
+    ``findings`` how the device differs from what HARMLESS deployed (:func:`harmless.conformance.check`; ``[]`` as
+    deployed, left out when the device was not read); ``device_error`` why the device could not be read."""
 
     name: str
     bridge: str
@@ -156,7 +159,9 @@ class SwitchStatus(OmitWhenNone, _Result):
     controllers: list[dict]
     trunks: dict[str, dict]
     error: str | None = None
-    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("error",)
+    findings: list[Finding] | None = None
+    device_error: str | None = None
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("error", "findings", "device_error")
 
 
 class StatusReport(_Result):
