@@ -375,8 +375,11 @@ def _print_status(s: dict) -> None:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line for each change")
 @click.option("--syslog", default=None, metavar="HOST:PORT", envvar="HARMLESS_WATCH_SYSLOG",
               help="also listen for the switches' syslog (UDP): a link-change message polls that switch at once")
+@click.option("--check-interval", default=30.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
+              envvar="HARMLESS_WATCH_CHECK_INTERVAL",
+              help="every S seconds also compare each switch's config with what HARMLESS deployed (0: never)")
 @handle_errors
-def watch(interval, once, as_json, syslog):
+def watch(interval, once, as_json, syslog, check_interval):
     """Mirror legacy link state to br-of: a legacy access port going down/up reaches every controller.
 
     Polls every deployed switch (NAPALM get_interfaces) every --interval seconds. When a migrated port's link goes
@@ -385,6 +388,11 @@ def watch(interval, once, as_json, syslog):
     number and name; see docs/link-state.md). The port's config bits stay the controller's. With --syslog, a
     link-change syslog message from a switch polls it at once (the device's answer is what counts). Runs until Ctrl-C;
     packaging/systemd/harmless-watch.service runs it as a service.
+
+    At start and every --check-interval seconds it also checks that each switch still has what HARMLESS deployed (a
+    reload without the migration, a migrated port or trunk changed by hand): a difference is logged once when it
+    appears, with what to type, and once when it is gone (--json: {"event": "device-state", "status": "differs" |
+    "resolved", "kind", "interface", "problem", "fix", ...}). Watch changes nothing on the switch.
     """
     _need_root()
     from harmless import linkwatch
@@ -398,9 +406,20 @@ def watch(interval, once, as_json, syslog):
                       f"(device: {ev.device_state}; on br-of {1000 * (ev.applied_at - ev.detected_at):.0f} ms "
                       "after the device answered)")
 
+    def state(ev):
+        if as_json:
+            click.echo(json.dumps(ev.model_dump(mode="json")), nl=True)
+            sys.stdout.flush()
+        elif ev.status == "differs":
+            out.print(f"[red]{escape(ev.switch)} differs:[/red] {escape(ev.problem)} (fix: {escape(ev.fix)})",
+                      highlight=False)
+        else:
+            out.print(f"{escape(ev.switch)} as deployed again: {escape(ev.interface or 'the switch')} "
+                      f"({escape(ev.expected)})", highlight=False)
+
     listen = linkwatch.parse_listen(syslog) if syslog else None
     linkwatch.watch(interval, once, on_event=event, on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"),
-                    syslog=listen)
+                    syslog=listen, check_interval=check_interval, on_state=state)
 
 
 # ----------------------------------------------------------------------------- lab
