@@ -199,6 +199,8 @@ class Journal:
         prev = unfinished(p) if append else None
         self._seq = len(prev or [])
         self.closed = False
+        #: why the last undo record could not be written (e.g. "No space left on device"), None when all were
+        self.write_error: str | None = None
 
     def record(self, step: str, **data) -> None:
         """Append ``step`` (with ``data``) and fsync it, before the side effect it announces.
@@ -218,6 +220,7 @@ class Journal:
                 os.fsync(self._fd)
             except OSError as e:
                 if undo:
+                    self.write_error = e.strerror
                     self.say(f"could not journal {step} ({e.strerror}); continuing the rollback")
                 else:
                     raise st.StateWriteError(str(self.path), f"cannot write the journal ({e.strerror})",
