@@ -151,6 +151,6 @@ def stale_holds(sp: SwitchPlan, links: dict[str, str] | None, held: set[int] | N
                     found="LINK_DOWN on br-of",
                     problem=f"br-of port {pp.ofport} is held LINK_DOWN although {pp.interface}'s link is up (a "
                             "harmless watch stopped while holding it?)",
-                    fix="harmless watch --once mirrors the links now; keep harmless watch running "
-                        "(systemctl start harmless-watch)")
+                    fix="harmless watch --once mirrors the links now (harmless up does too); keep harmless watch "
+                        "running (systemctl start harmless-watch)")
             for pp in sp.ports if pp.ofport in held and links.get(pp.interface) == "up"]
