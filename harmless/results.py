@@ -75,12 +75,12 @@ class UpResult(_Result):
     plan: dict
     diffs: dict[str, str]
     changed: dict[str, bool]
-    commit_confirm: dict[str, bool] = Field(default_factory=dict)
     ovs: dict
     results: dict[str, SwitchUp]
     failed: list[str]
     controllers_connected: dict[str, list[str]]
     controllers_missing: str | None = None
+    commit_confirm: dict[str, bool] = Field(default_factory=dict)
 
 
 class DownResult(_Result):
