@@ -96,3 +96,33 @@ def test_a_private_ovs_that_never_ran_is_skipped(tmp_path):
         def vswitchd_running(self):
             return False
     assert _remove_server([NeverRan()], [], said.append) == [] and said == []
+
+
+def _report(findings=None, unfinished=None):
+    from harmless.results import StatusReport
+    return StatusReport.model_validate({
+        "deployed": True, "inventory": "inv.yaml", "unfinished_journal": unfinished, "switches": [{
+            "name": "sw1", "bridge": "br-of-sw1", "datapath_id": "1", "ports": [], "trunks": {}, "controllers": [],
+            "findings": findings}]})
+
+
+def test_status_prints_each_difference_with_its_fix_and_exits_6(monkeypatch):
+    from click.testing import CliRunner
+
+    from harmless import cli, orchestrator
+    found = [{"switch": "sw1", "kind": "port", "interface": "FastEthernet0/7", "expected": "access port of VLAN 107",
+              "found": "an access port of VLAN 1", "problem": "FastEthernet0/7 is an access port of VLAN 1, not "
+              "HARMLESS's access port of VLAN 107", "fix": "harmless up -i inv.yaml puts HARMLESS's configuration "
+              "back"}]
+    monkeypatch.setattr(orchestrator, "status", lambda **_kw: _report(found))
+    r = CliRunner().invoke(cli.main, ["status"])
+    assert r.exit_code == 6, r.output
+    assert "differs: FastEthernet0/7 is an access port of VLAN 1" in r.stdout
+    assert "(fix: harmless up -i inv.yaml puts HARMLESS's configuration back)" in r.stdout
+    r = CliRunner().invoke(cli.main, ["status", "--json"])
+    assert r.exit_code == 6 and '"kind": "port"' in r.stdout
+    monkeypatch.setattr(orchestrator, "status", lambda **_kw: _report([]))
+    assert CliRunner().invoke(cli.main, ["status"]).exit_code == 0
+    monkeypatch.setattr(orchestrator, "status", lambda **_kw: _report(None, unfinished="an interrupted harmless up"))
+    r = CliRunner().invoke(cli.main, ["status"])
+    assert r.exit_code == EXIT_UNFINISHED and "interrupted harmless up" in r.stderr
