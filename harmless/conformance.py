@@ -3,7 +3,7 @@
 ``harmless status``, ``harmless watch`` and the exporter all call :func:`check` (one function, so the three never
 disagree): the device's per-port facts (:meth:`harmless.switch_drivers.base.SwitchDriver.port_model`, the
 vendor-independent :class:`~harmless.switch_drivers.portmodel.SwitchModel` every driver reads from its running
-config) against the :class:`~harmless.plan.SwitchPlan` in ``state.json``. What it reports (:class:`Finding`):
+config) against the :class:`~harmless.plan.SwitchPlan` in ``state.json``. What it reports (:class:`Difference`):
 
 ``not-migrated``
     no migrated port is in its HARMLESS VLAN and no VLAN carries HARMLESS's name: the switch runs without the
@@ -35,7 +35,7 @@ from harmless.plan import PortPlan, SwitchPlan, TrunkPlan
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 
 
-class Finding(BaseModel):
+class Difference(BaseModel):
     """One way a switch differs from what HARMLESS deployed on it.
 
     Attributes:
@@ -100,7 +100,7 @@ def _trunk_problems(t: TrunkPlan, p: PortInfo | None) -> list[str]:
 
 
 def check(sp: SwitchPlan, model: SwitchModel, inventory: str, links: dict[str, str] | None = None,
-          held: set[int] | None = None) -> list[Finding]:
+          held: set[int] | None = None) -> list[Difference]:
     """How the switch differs from its deployed plan (empty: as deployed). Pure.
 
     Args:
@@ -111,7 +111,7 @@ def check(sp: SwitchPlan, model: SwitchModel, inventory: str, links: dict[str, s
             numbers ``watch`` holds LINK_DOWN on br-of) to report stale holds; None: not checked.
 
     Returns:
-        One :class:`Finding` per difference; a switch that runs without the migration at all is one
+        One :class:`Difference` per difference; a switch that runs without the migration at all is one
         ``not-migrated`` finding (not one per port).
     """
     again = f"harmless up -i {inventory} puts HARMLESS's configuration back; harmless down gives the switch its " \
@@ -119,7 +119,7 @@ def check(sp: SwitchPlan, model: SwitchModel, inventory: str, links: dict[str, s
     off = [pp for pp in sp.ports if not _port_as_deployed(pp, model.port(pp.interface))]
     named = any(model.vlan_names.get(pp.vid) == pp.vlan_name for pp in sp.ports)
     if sp.ports and len(off) == len(sp.ports) and not named:
-        return [Finding(switch=sp.name, kind="not-migrated", expected=f"{len(sp.ports)} migrated ports",
+        return [Difference(switch=sp.name, kind="not-migrated", expected=f"{len(sp.ports)} migrated ports",
                         found="no port in its HARMLESS VLAN, no HARMLESS VLAN",
                         problem="the switch runs without HARMLESS's configuration (reloaded from a startup config "
                                 "without it?): no migrated port reaches br-of", fix=again)]
@@ -127,7 +127,7 @@ def check(sp: SwitchPlan, model: SwitchModel, inventory: str, links: dict[str, s
     for pp in off:
         p = model.port(pp.interface)
         want = f"{'dot1q-tunnel' if pp.qinq else 'access'} port of VLAN {pp.vid}"
-        out.append(Finding(switch=sp.name, kind="port", interface=pp.interface, expected=want, found=_describe(p),
+        out.append(Difference(switch=sp.name, kind="port", interface=pp.interface, expected=want, found=_describe(p),
                            problem=f"{pp.interface} is {_describe(p)}, not HARMLESS's {want}: its traffic no longer "
                                    f"reaches br-of port {pp.ofport}",
                            fix=again + f"; to take the port out of HARMLESS, remove {pp.interface} from the "
@@ -135,19 +135,19 @@ def check(sp: SwitchPlan, model: SwitchModel, inventory: str, links: dict[str, s
     for t in sp.trunks:
         p = model.port(t.switch_port)
         for problem in _trunk_problems(t, p):
-            out.append(Finding(switch=sp.name, kind="trunk", interface=t.switch_port,
+            out.append(Difference(switch=sp.name, kind="trunk", interface=t.switch_port,
                                expected=f"trunk carrying {','.join(map(str, t.vids))}", found=_describe(p),
                                problem=f"{t.switch_port} (a HARMLESS trunk) {problem}: migrated ports behind it no "
                                        "longer reach the server", fix=again))
     return out + stale_holds(sp, links, held)
 
 
-def stale_holds(sp: SwitchPlan, links: dict[str, str] | None, held: set[int] | None) -> list[Finding]:
+def stale_holds(sp: SwitchPlan, links: dict[str, str] | None, held: set[int] | None) -> list[Difference]:
     """br-of ports held LINK_DOWN by ``harmless watch`` whose legacy link is up (a watch that stopped while holding
     them; part of :func:`check`). Pure; empty when ``links`` or ``held`` is None."""
     if links is None or held is None:
         return []
-    return [Finding(switch=sp.name, kind="held", interface=pp.interface, expected="LIVE on br-of (link up)",
+    return [Difference(switch=sp.name, kind="held", interface=pp.interface, expected="LIVE on br-of (link up)",
                     found="LINK_DOWN on br-of",
                     problem=f"br-of port {pp.ofport} is held LINK_DOWN although {pp.interface}'s link is up (a "
                             "harmless watch stopped while holding it?)",

@@ -177,7 +177,7 @@ class DevicePoller:
         self._sessions = Sessions()
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._logged: dict[str, list[conformance.Finding]] = {}   # differences already logged, per switch
+        self._logged: dict[str, list[conformance.Difference]] = {}   # differences already logged, per switch
 
     def poll_once(self) -> None:
         """One round over the deployed switches (the state is read afresh)."""

@@ -69,9 +69,9 @@ class LinkEvent(BaseModel):
         return round(t, 3)
 
 
-class DeviceStateEvent(conformance.Finding):
+class DeviceStateEvent(conformance.Difference):
     """A change of how a switch differs from its deployment, as ``harmless watch`` reports it: ``differs`` when a
-    :class:`~harmless.conformance.Finding` appears, ``resolved`` when it is gone. ``model_dump(mode="json")`` is the
+    :class:`~harmless.conformance.Difference` appears, ``resolved`` when it is gone. ``model_dump(mode="json")`` is the
     ``--json`` line (``"event": "device-state"`` tells it from a link event)."""
 
     event: Literal["device-state"] = "device-state"
@@ -272,7 +272,7 @@ class _Watch:
         self.ovs = state_ovs(s)
         self.sessions = Sessions()
         self.on_event, self.on_error, self.on_state = on_event, on_error, on_state
-        self.findings: dict[str, list[conformance.Finding]] = {}    # what was last reported per switch
+        self.differences: dict[str, list[conformance.Difference]] = {}    # what was last reported per switch
 
     def check(self, sp: SwitchPlan) -> None:
         """Compare the switch's port model with its plan (:func:`harmless.conformance.check`); report what appeared
@@ -285,8 +285,8 @@ class _Watch:
             self.on_error(f"{sp.name}: its configuration was not checked ({e})")
             self.sessions.drop(sp.name)
             return
-        before = self.findings.get(sp.name, [])
-        self.findings[sp.name] = now
+        before = self.differences.get(sp.name, [])
+        self.differences[sp.name] = now
         for f in now:
             if f not in before:
                 self.on_state(DeviceStateEvent(status="differs", **f.model_dump()))

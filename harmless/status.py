@@ -8,7 +8,7 @@ from harmless import journal
 from harmless import state as st
 from harmless.conformance import check
 from harmless.deployment import connect_deployed, state_ovs
-from harmless.errors import HarmlessError, OvsError
+from harmless.errors import HarmlessError, InputError, OvsError, did_you_mean
 from harmless.otc import bridges
 from harmless.ovs import Ovs
 from harmless.plan import Plan, SwitchPlan
@@ -51,7 +51,7 @@ def read_device(s: DeploymentState, name: str) -> DeviceView:
 
 def switch_status(ovs: Ovs, sp: SwitchPlan, dev: DeviceView | None, inventory: str) -> SwitchStatus:
     """One switch's br-of: its ports (with the device's link states), controllers and trunks, and how the device
-    differs from the plan (:func:`harmless.conformance.check`; ``findings`` None when the device was not read)."""
+    differs from the plan (:func:`harmless.conformance.check`; ``differences`` None when the device was not read)."""
     try:
         ps = bridges.port_status(ovs, sp)
     except OvsError as e:
@@ -66,28 +66,30 @@ def switch_status(ovs: Ovs, sp: SwitchPlan, dev: DeviceView | None, inventory: s
                                 blocked_by_watch=c.get("blocked_by_watch", False),
                                 rx_packets=c.get("rx_packets", 0), tx_packets=c.get("tx_packets", 0),
                                 qos=asdict(p.qos) if p.qos else None))
-    findings = None
+    differences = None
     if dev is not None and dev.model is not None:
         held = {p.ofport for p in ports if p.blocked_by_watch}
-        findings = check(sp, dev.model, inventory, links=links if "error" not in ps else None, held=held)
+        differences = check(sp, dev.model, inventory, links=links if "error" not in ps else None, held=held)
     return SwitchStatus(name=sp.name, bridge=sp.bridge, datapath_id=sp.datapath_id, ports=ports,
                         controllers=ps["controllers"], trunks=ps["trunks"], error=ps.get("error"),
-                        findings=findings, device_error=dev.error if dev else None)
+                        differences=differences, device_error=dev.error if dev else None)
 
 
-def status(with_device: bool = True) -> StatusReport:
+def status(with_device: bool = True, only: str | None = None) -> StatusReport:
     """``harmless status``: port map, link state, per-port counters, controller connections, and (with the device)
-    how each switch differs from what HARMLESS deployed (``findings``, :mod:`harmless.conformance`).
+    how each switch differs from what HARMLESS deployed (``differences``, :mod:`harmless.conformance`).
 
     Args:
         with_device: log in to each switch for its link states and port model (else ``device_link`` is
-            ``unknown`` and ``findings`` None).
+            ``unknown`` and ``differences`` None).
+        only: report just this deployed switch (``--switch``; the others are not contacted).
 
     Returns:
         The report; ``deployed`` False (with ``unfinished_journal``) when nothing is deployed.
 
     Raises:
         StateError: state.json is corrupt.
+        InputError: ``only`` is not a deployed switch.
     """
     recs = journal.unfinished()
     pending = None if journal.is_finished(recs) else journal.describe(recs)
@@ -96,7 +98,14 @@ def status(with_device: bool = True) -> StatusReport:
         return StatusReport(deployed=False, unfinished_journal=pending)
     ovs = state_ovs(s)
     switches = []
-    for sp in Plan.from_dict(s.plan).switches:
+    plan = Plan.from_dict(s.plan)
+    names = [sp.name for sp in plan.switches]
+    if only is not None and only not in names:
+        raise InputError("harmless status --switch", f"no deployed switch named {only!r}"
+                         + did_you_mean(only, names), f"use one of: {', '.join(names)}")
+    for sp in plan.switches:
+        if only is not None and sp.name != only:
+            continue
         dev = read_device(s, sp.name) if with_device and sp.name in s.switches else None
         switches.append(switch_status(ovs, sp, dev, s.inventory))
     return StatusReport(deployed=True, unfinished_journal=pending, inventory=s.inventory,

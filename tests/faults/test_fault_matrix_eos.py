@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.faults.test_fault_matrix import (assert_clean, exporter_differences, finish, record, status_findings,
+from tests.faults.test_fault_matrix import (assert_clean, exporter_differences, finish, record, status_differences,
                                             up_args, up_killed_case, watch_differs)
 
 pytestmark = pytest.mark.lab
@@ -40,16 +40,16 @@ def test_eos_switch_changed_behind_harmless_is_reported(flab_eos):
     assert fl.cli(*up_args(fl)).returncode == 0
     fl.configure("interface Ethernet7", "switchport access vlan 1", f"interface {trunk}",
                  "switchport trunk allowed vlan remove 108")
-    rc, found = status_findings(fl)
+    rc, found = status_differences(fl)
     assert rc == 6 and {(f["kind"], f["interface"]) for f in found} == {("port", "Ethernet7"), ("trunk", trunk)}, found
     assert {(e["kind"], e["interface"]) for e in watch_differs(fl)} == {("port", "Ethernet7"), ("trunk", trunk)}
     m = exporter_differences(fl)
     assert m["as_deployed"] == 0 and set(m["differences"]) == {("port", "Ethernet7"), ("trunk", trunk)}
     assert all(f"harmless up -i {fl.inventory}" in fix for fix in m["differences"].values())
     assert fl.cli(*up_args(fl)).returncode == 0
-    assert status_findings(fl) == (0, [])      # up put both back; no false difference on this realistic config
+    assert status_differences(fl) == (0, [])      # up put both back; no false difference on this realistic config
     fl.device("copy flash:pre-harmless.cfg startup-config", "reload now")
-    rc, found = status_findings(fl)
+    rc, found = status_differences(fl)
     assert rc == 6 and [f["kind"] for f in found] == ["not-migrated"], found
     assert [e["kind"] for e in watch_differs(fl)] == ["not-migrated"]
     assert fl.running_config() == fl.original

@@ -208,7 +208,7 @@ def test_a_reload_without_the_migration_is_one_finding(driver):
 
 
 def test_one_port_left_migrated_is_no_reload():
-    """Both ports off their VLANs but HARMLESS's VLANs still defined: per-port findings, not `not-migrated`."""
+    """Both ports off their VLANs but HARMLESS's VLANs still defined: per-port differences, not `not-migrated`."""
     t = IOS.replace(" switchport access vlan 107\n", " switchport access vlan 1\n").replace(
         " switchport access vlan 108\n", " switchport access vlan 100\n")
     found = check(plan("FastEthernet0/7", "FastEthernet0/8", "GigabitEthernet0/1"), parse_model("ios", t), INV)
@@ -217,7 +217,8 @@ def test_one_port_left_migrated_is_no_reload():
 
 @pytest.mark.parametrize("edit,expect", [
     (lambda t: t.replace(" switchport trunk allowed vlan 107,108\n switchport mode trunk\n",
-                         " switchport access vlan 1\n switchport mode access\n"), "is no longer a trunk (an access port"),
+                         " switchport access vlan 1\n switchport mode access\n"),
+     "is no longer a trunk (an access port"),
     (lambda t: t.replace(" switchport mode trunk\n", " switchport trunk native vlan 107\n switchport mode trunk\n"),
      "has HARMLESS VLAN 107 as its native VLAN"),
     (lambda t: t.replace(" switchport mode trunk\n", " switchport mode trunk\n shutdown\n"), "is shut down"),

@@ -98,12 +98,12 @@ def test_a_private_ovs_that_never_ran_is_skipped(tmp_path):
     assert _remove_server([NeverRan()], [], said.append) == [] and said == []
 
 
-def _report(findings=None, unfinished=None):
+def _report(differences=None, unfinished=None):
     from harmless.results import StatusReport
     return StatusReport.model_validate({
         "deployed": True, "inventory": "inv.yaml", "unfinished_journal": unfinished, "switches": [{
             "name": "sw1", "bridge": "br-of-sw1", "datapath_id": "1", "ports": [], "trunks": {}, "controllers": [],
-            "findings": findings}]})
+            "differences": differences}]})
 
 
 def test_status_prints_each_difference_with_its_fix_and_exits_6(monkeypatch):
