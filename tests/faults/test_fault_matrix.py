@@ -489,16 +489,22 @@ def test_switch_changed_behind_harmless_is_reported(flab):
 def test_concurrent_up_is_refused(flab):
     fl = flab
     holder: dict = {}
+    release = fl.state.parent / "release-first-up"
+    release.unlink(missing_ok=True)
 
-    def first():
-        holder["r"] = fl.cli(*up_args(fl), at="device.commit", exec="sleep 6")   # the slow up under test
+    def first():      # the up under test holds the lock at device.commit until the other two have run
+        holder["r"] = fl.cli(*up_args(fl), at="device.commit",
+                             exec=f"i=0; while [ ! -e {release} ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done")
 
     t = threading.Thread(target=first)
     t.start()
-    wait_for(lambda: (fl.state / "journal.jsonl").exists(), 60, "the first up's journal (it holds the lock)")
-    second = fl.cli(*up_args(fl))
-    w = fl.cli("down")
-    t.join()
+    try:
+        wait_for(lambda: (fl.state / "journal.jsonl").exists(), 60, "the first up's journal (it holds the lock)")
+        second = fl.cli(*up_args(fl))
+        w = fl.cli("down")
+    finally:
+        release.touch()
+        t.join()
     assert second.returncode == 1 and "holds the lock" in second.stderr and "pid" in second.stderr, second.stderr
     assert w.returncode == 1 and "holds the lock" in w.stderr, w.stderr
     assert holder["r"].returncode == 0, holder["r"].stderr[-800:]
