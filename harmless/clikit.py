@@ -182,11 +182,14 @@ EXIT_INPUT = 2
 EXIT_PARTIAL = 3
 #: ``up --keep-on-no-controller``: the deployment was kept although no controller connected
 EXIT_NO_CONTROLLER = 4
+#: ``down`` (or ``up``) stopped: the operator changed what HARMLESS owns (``harmless.ownership.DriftConflict``);
+#: nothing was changed, the switch is still migrated
+EXIT_CONFLICT = 5
 #: unfinished: a run stopped with its journal open (a rollback or a ``down`` that could not finish); a switch may be
 #: neither as before nor as asked; ``harmless down`` (or ``recover``) finishes it (``harmless.errors.EXIT_UNFINISHED``)
-EXIT_UNFINISHED = 5
+EXIT_UNFINISHED = 6
 #: ``status``: a switch no longer has what HARMLESS deployed on it (:mod:`harmless.conformance`)
-EXIT_DIFFERS = 6
+EXIT_DIFFERS = 7
 #: interrupted (Ctrl-C, SIGTERM, SIGHUP: a dropped SSH session or closed terminal); what was applied was rolled back
 EXIT_INTERRUPTED = 130
 

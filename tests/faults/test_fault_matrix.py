@@ -299,9 +299,9 @@ def test_disk_full(flab, at):
     filler.unlink(missing_ok=True)
     assert "Traceback" not in r.stderr and "No space left" in r.stderr, r.stderr[-800:]
     # HARMLESS's own OVS lives on the full disk too: when it cannot be started to undo the server side, the rollback
-    # does not finish and the exit code says so (5, issue #22; the switch itself is back); otherwise 1
+    # does not finish and the exit code says so (6, issue #22; the switch itself is back); otherwise 1
     unfinished = "the rollback did not finish" in r.stderr
-    assert r.returncode == (5 if unfinished else 1), (r.returncode, r.stderr[-800:])
+    assert r.returncode == (6 if unfinished else 1), (r.returncode, r.stderr[-800:])
     outcome = (f"exit {r.returncode}, " + ("switch restored, server side left: rollback unfinished; " if unfinished
                                           else "rolled back; ") + finish(fl, f"disk full at {at}"))
     assert_clean(fl, f"disk full at {at}")
@@ -313,7 +313,7 @@ def test_disk_full_before_down(flab):
     the lock holder's name): the switch is restored anyway. Whether HARMLESS's own OVS (its database lives there too)
     can still delete the bridges depends on the room left in its database file's last page: if it can, down ends
     (exit 0) and says which records it could not write; if not, one line says the switch is back, what failed and to
-    free space (exit 5). Either way one more `down` after freeing space finishes."""
+    free space (exit 6). Either way one more `down` after freeing space finishes."""
     fl = flab
     case = "state dir full before down"
     assert fl.cli(*up_args(fl)).returncode == 0
@@ -321,11 +321,11 @@ def test_disk_full_before_down(flab):
     subprocess.run(["sh", "-c", f"dd if=/dev/zero of={filler} bs=1M count=100 2>/dev/null; sync"], check=False)
     try:
         r = fl.cli("down")
-        assert r.returncode in (0, 5) and "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert r.returncode in (0, 6) and "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
         assert "could not journal down.begin (No space left on device)" in r.stderr, r.stderr[-800:]
-        if r.returncode == 5:
+        if r.returncode == 6:
             last = r.stderr.strip().splitlines()[-1]
-            assert last.startswith("error: ") and "back in its original config (verified)" in last, last
+            assert last.startswith("error: ") and "every switch is restored (verified)" in last, last
             assert "free space" in last and "harmless down again" in last, last
         else:
             assert "restored, but the backup index could not record it" in r.stderr, r.stderr[-800:]
@@ -336,7 +336,7 @@ def test_disk_full_before_down(flab):
     assert_clean(fl, case)
     record("state dir full", "tmpfs filled after up, before down",
            f"down exit {r.returncode}, switch restored, says what it could not record"
-           + (" and to free space" if r.returncode == 5 else "") + f"; {outcome}")
+           + (" and to free space" if r.returncode == 6 else "") + f"; {outcome}")
 
 
 def test_read_only_state_dir(flab):
@@ -444,7 +444,7 @@ def hold_port_with_a_watch_that_dies(fl, n: int) -> None:
 
 def test_switch_changed_behind_harmless_is_reported(flab):
     """A migrated port moved back to VLAN 1 by hand, VLAN 108 taken off the HARMLESS trunk by hand, and a watch killed
-    while holding port 10 down: status (exit 6), watch (--json events) and the exporter (metrics) name each with what
+    while holding port 10 down: status (exit 7), watch (--json events) and the exporter (metrics) name each with what
     to type; `up` puts everything back. Then the switch reloads from a startup config without the migration (the
     operator's own pre-HARMLESS backup copied to startup-config): reported as `not-migrated`; `down` finishes."""
     fl = flab
@@ -457,7 +457,7 @@ def test_switch_changed_behind_harmless_is_reported(flab):
         rc, f = status_differences(fl)
         return (rc, f) if len(f) == 3 else None
     rc, found = wait_for(three, 30, "status to report the port, the trunk and the stale hold")
-    assert rc == 6, found
+    assert rc == 7, found
     kinds = {(f["kind"], f["interface"]): f for f in found}
     assert set(kinds) == {("port", "FastEthernet0/7"), ("trunk", "GigabitEthernet0/1"), ("held", "FastEthernet0/10")}
     assert kinds[("port", "FastEthernet0/7")]["found"] == "an access port of VLAN 1"
@@ -474,16 +474,16 @@ def test_switch_changed_behind_harmless_is_reported(flab):
     out = fl.device("copy flash:pre-harmless.cfg startup-config", "reload", "no", "")
     assert "Proceed with reload? [confirm]" in out[2], out
     rc, found = status_differences(fl)
-    assert rc == 6 and [f["kind"] for f in found] == ["not-migrated"], found
+    assert rc == 7 and [f["kind"] for f in found] == ["not-migrated"], found
     assert [e["kind"] for e in watch_differs(fl)] == ["not-migrated"]
     assert set(exporter_differences(fl)["differences"]) == {("not-migrated", "")}
     assert fl.running_config() == fl.original
     outcome = finish(fl, "switch changed behind HARMLESS")
     assert_clean(fl, "switch changed behind HARMLESS")
     record("switch changed by hand", "Fa0/7 to VLAN 1; VLAN 108 off the trunk; watch killed holding port 10",
-           "status exit 6 (3 differences, each with its fix), watch --json events, exporter metrics; up fixes all")
+           "status exit 7 (3 differences, each with its fix), watch --json events, exporter metrics; up fixes all")
     record("reload without the migration", "pre-HARMLESS config copied to startup-config, reload",
-           f"status exit 6 (not-migrated), watch event, exporter metric; {outcome}")
+           f"status exit 7 (not-migrated), watch event, exporter metric; {outcome}")
 
 
 def test_concurrent_up_is_refused(flab):

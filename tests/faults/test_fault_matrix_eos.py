@@ -32,7 +32,7 @@ def test_eos_down_killed_then_finished(flab_eos):
 
 def test_eos_switch_changed_behind_harmless_is_reported(flab_eos):
     """On EOS: Ethernet7 moved back to VLAN 1 and VLAN 108 taken off the HARMLESS trunk by hand, then a reload from a
-    startup config without the migration (`reload now` over eAPI): status (exit 6), watch (--json events) and the
+    startup config without the migration (`reload now` over eAPI): status (exit 7), watch (--json events) and the
     exporter report each with what to type; `up` puts the hand changes back; `down` finishes."""
     fl = flab_eos
     trunk = fl.info["trunk_port"]
@@ -41,7 +41,7 @@ def test_eos_switch_changed_behind_harmless_is_reported(flab_eos):
     fl.configure("interface Ethernet7", "switchport access vlan 1", f"interface {trunk}",
                  "switchport trunk allowed vlan remove 108")
     rc, found = status_differences(fl)
-    assert rc == 6 and {(f["kind"], f["interface"]) for f in found} == {("port", "Ethernet7"), ("trunk", trunk)}, found
+    assert rc == 7 and {(f["kind"], f["interface"]) for f in found} == {("port", "Ethernet7"), ("trunk", trunk)}, found
     assert {(e["kind"], e["interface"]) for e in watch_differs(fl)} == {("port", "Ethernet7"), ("trunk", trunk)}
     m = exporter_differences(fl)
     assert m["as_deployed"] == 0 and set(m["differences"]) == {("port", "Ethernet7"), ("trunk", trunk)}
@@ -50,12 +50,12 @@ def test_eos_switch_changed_behind_harmless_is_reported(flab_eos):
     assert status_differences(fl) == (0, [])      # up put both back; no false difference on this realistic config
     fl.device("copy flash:pre-harmless.cfg startup-config", "reload now")
     rc, found = status_differences(fl)
-    assert rc == 6 and [f["kind"] for f in found] == ["not-migrated"], found
+    assert rc == 7 and [f["kind"] for f in found] == ["not-migrated"], found
     assert [e["kind"] for e in watch_differs(fl)] == ["not-migrated"]
     assert fl.running_config() == fl.original
     outcome = finish(fl, "EOS switch changed behind HARMLESS")
     assert_clean(fl, "EOS switch changed behind HARMLESS")
-    record("EOS switch changed by hand", "Et7 to VLAN 1; VLAN 108 off the trunk", "status exit 6, watch events, "
+    record("EOS switch changed by hand", "Et7 to VLAN 1; VLAN 108 off the trunk", "status exit 7, watch events, "
            "exporter metrics; up fixes both")
     record("EOS reload without the migration", "pre-HARMLESS config copied to startup-config, reload now",
-           f"status exit 6 (not-migrated), watch event; {outcome}")
+           f"status exit 7 (not-migrated), watch event; {outcome}")

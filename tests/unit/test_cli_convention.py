@@ -260,7 +260,7 @@ def test_down_with_nothing_deployed_exits_0_twice_and_json_is_the_empty_result(m
         assert code == 0 and out == "" and "nothing is deployed" in err and "error" not in err, err
     code, out, err = run(["down", "--json"], env)
     assert code == 0 and json.loads(out) == {"restored": {}, "config_restored": False, "ports_restored": {},
-                                             "server": []}
+                                             "server": [], "kept": {}, "discarded": {}, "proven_against": {}}
     code, out, _ = run(["status", "--json"], env)
     assert code == 0 and json.loads(out)["deployed"] is False
 
@@ -414,7 +414,7 @@ def test_the_error_kinds_exit_with_the_documented_codes():
     assert InputError.exit_code == state.StateError.exit_code == clikit.EXIT_INPUT == 2
     assert journal.Interrupted.exit_code == clikit.EXIT_INTERRUPTED == 130
     assert (cli.EXIT_PARTIAL, cli.EXIT_NO_CONTROLLER) == (3, 4)
-    assert errors.EXIT_UNFINISHED == clikit.EXIT_UNFINISHED == 5 and clikit.EXIT_DIFFERS == 6    # issue #22
+    assert errors.EXIT_UNFINISHED == clikit.EXIT_UNFINISHED == 6 and clikit.EXIT_DIFFERS == 7    # issue #22
     table = Path(__file__).parents[2].joinpath("docs", "cli.md").read_text()
-    for code in (0, 1, 2, 3, 4, 5, 6, 130):
+    for code in (0, 1, 2, 3, 4, 5, 6, 7, 130):
         assert f"\n| {code} | " in table, code

@@ -66,7 +66,7 @@ def test_a_down_that_stops_after_begin_says_what_is_done_and_to_free_space(state
     run.j.write_error = "No space left on device"
     e = run._unfinished(OvsError("ovs-vsctl", "transaction error: conf.db: write failed"), restored=True)
     assert e.exit_code == EXIT_UNFINISHED
-    assert e.problem.startswith("every switch is back in its original config (verified), but then: transaction")
+    assert e.problem.startswith("every switch is restored (verified), but then: transaction")
     assert "free space" in e.fix and "harmless down again" in e.fix
     raw = run._unfinished(OSError(28, "No space left on device"), restored=False)
     assert isinstance(raw, st.StateWriteError) and raw.exit_code == EXIT_UNFINISHED and "No space" in raw.problem
@@ -116,11 +116,11 @@ def test_status_prints_each_difference_with_its_fix_and_exits_6(monkeypatch):
               "back"}]
     monkeypatch.setattr(orchestrator, "status", lambda **_kw: _report(found))
     r = CliRunner().invoke(cli.main, ["status"])
-    assert r.exit_code == 6, r.output
+    assert r.exit_code == 7, r.output
     assert "differs: FastEthernet0/7 is an access port of VLAN 1" in r.stdout
     assert "(fix: harmless up -i inv.yaml puts HARMLESS's configuration back)" in r.stdout
     r = CliRunner().invoke(cli.main, ["status", "--json"])
-    assert r.exit_code == 6 and '"kind": "port"' in r.stdout
+    assert r.exit_code == 7 and '"kind": "port"' in r.stdout
     monkeypatch.setattr(orchestrator, "status", lambda **_kw: _report([]))
     assert CliRunner().invoke(cli.main, ["status"]).exit_code == 0
     monkeypatch.setattr(orchestrator, "status", lambda **_kw: _report(None, unfinished="an interrupted harmless up"))
