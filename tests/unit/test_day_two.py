@@ -106,7 +106,7 @@ def _report(differences=None, unfinished=None):
             "differences": differences}]})
 
 
-def test_status_prints_each_difference_with_its_fix_and_exits_6(monkeypatch):
+def test_status_prints_each_difference_with_its_fix_and_exits_7(monkeypatch):
     from click.testing import CliRunner
 
     from harmless import cli, orchestrator

@@ -94,6 +94,15 @@ def test_output_closed_by_the_reader_does_not_change_the_exit_code(state_dir, ar
     assert p.wait(60) == 0
 
 
+def test_output_closed_by_the_reader_keeps_an_error_exit_code(state_dir, tmp_path):
+    """`harmless up -i missing.yaml 2>&1 | true`: the error line cannot be written; the exit code is still the input
+    error's (2), not the broken pipe's."""
+    p = _cli(["up", "-i", str(tmp_path / "missing.yaml")], state_dir, stdout=subprocess.PIPE,
+             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    p.stdout.close()
+    assert p.wait(60) == 2
+
+
 def test_descriptors_closed_before_the_start_are_not_taken_by_harmless_files(state_dir):
     """`harmless status >&- 2>&-`: stdout/stderr closed before Python starts (sys.stdout is None then, which a library
     imported on the way, ciscoconfparse2 adding a loguru handler on it, does not survive): exit 0."""
@@ -146,7 +155,7 @@ def test_a_switch_with_nothing_to_commit_needs_no_commit_confirm():
 
 
 # ----------------------------------------------------------------------------- exit codes
-def test_an_unfinished_rollback_exits_5_a_finished_one_130(state_dir):
+def test_an_unfinished_rollback_exits_6_a_finished_one_130(state_dir):
     run = UpRun.__new__(UpRun)
     run.touched, run.new_originals, run.prev_plan = {"sw1": {"file": "f"}}, {}, None
     for ok, code in ((True, 130), (False, EXIT_UNFINISHED)):
