@@ -198,8 +198,6 @@ def _fault_lab(tmp_path_factory, vendor: str, extra: str, must_have: str):
         mounted = True
         inv = lab.inventory(info, [])
         inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in (7, 8, 10)]
-        if vendor == "ios":   # EXTRA_IOS's Gi0/1 already carries VLANs 1,100,101: shared on purpose (docs/preflight.md)
-            inv["switches"][0]["trunks"][0]["shared"] = True
         # a lost SSH session is noticed only when a command's wait runs out: 20 s (> the 12 s "slow switch" case)
         inv["switches"][0]["command_timeout_s"] = 20
         if vendor == "ios":       # EXTRA_IOS makes the HARMLESS trunk a trunk already ("uplink to the HARMLESS server",
