@@ -12,8 +12,9 @@ eAPI (``POST /command-api``, JSON-RPC 2.0, ``format`` json|text, HTTP basic auth
     ``enable``, ``show version|hostname|interfaces|vlan|running-config|startup-config``,
     ``show configuration sessions [detail]``, ``show session-config named S [diffs]``,
     ``configure [session S]`` (+ config lines, ``end``), ``configure session S commit [timer hh:mm:ss]``,
-    ``configure session S abort``, ``copy startup-config flash:F``, ``copy running-config startup-config``,
-    ``write memory``, ``configure replace flash:F``.
+    ``configure session S abort``, ``copy startup-config flash:F``, ``copy flash:F startup-config``,
+    ``copy running-config startup-config``, ``write memory``, ``configure replace flash:F``, ``reload now``
+    (:meth:`EosSwitch.reload`).
 config mode (running config or a session)
     ``hostname``, ``vlan LIST`` / ``name`` / ``no vlan``, ``interface X`` / ``description`` / ``shutdown`` /
     ``[no] switchport`` / ``switchport mode access|trunk|dot1q-tunnel`` / ``switchport access vlan`` /
@@ -468,6 +469,29 @@ class EosSwitch:
             raise EapiError("could not run command", 1000, [f"% Session {name} is {s['state']}"])
         s["state"] = "aborted"
 
+    def reload(self) -> None:
+        """``reload now``: the switch restarts with its startup config (Arista EOS User Manual, "System Reset":
+        ``reload`` resets the switch, ending every CLI session; it boots from startup-config). Here instantly:
+        configuration sessions (and their commit timers) are gone, the running config is the startup config and the
+        uptime starts again. Unsaved changes are lost, as on the real switch with ``reload now``."""
+        for s in self.sessions.values():
+            if s.get("state") == "pendingCommitTimer":
+                s["timer"].cancel()
+        self.sessions.clear()
+        new = copy.deepcopy(self.sc)
+        reset_configuration(new)
+        cm = ConfigMode(new, [], False)
+        for line in self.startup.splitlines():
+            try:
+                if not cm.line(line):
+                    break
+            except EapiError:
+                log.error("reload: startup config line refused: %s", line.strip())
+        copy_state(self.sc, new)
+        self.booted = time.time()
+        self.on_change()
+        log.warning("reload: the running config is the startup config again")
+
     # ---- eAPI request
     def execute(self, cmds: list, fmt: str = "json") -> tuple[list[dict], EapiError | None, int, bool]:
         """Run one eAPI request.
@@ -537,6 +561,14 @@ class EosSwitch:
         if m := re.match(r"copy startup-config flash:(\S+)$", cmd):
             self.flash[m.group(1)] = self.startup
             return self._text(fmt, "Copy completed successfully."), None, None
+        if m := re.match(r"copy flash:(\S+) startup-config$", cmd):
+            if m.group(1) not in self.flash:
+                raise EapiError("could not run command", 1000, [f"% Error opening flash:{m.group(1)}"])
+            self.startup = self.flash[m.group(1)]
+            return self._text(fmt, "Copy completed successfully."), None, None
+        if cmd in ("reload now", "reload force now", "reload now force"):
+            self.reload()
+            return self._text(fmt, ""), None, None
         if cmd in ("write memory", "write", "copy running-config startup-config"):
             self.startup = running_config_text(sc)
             return self._text(fmt, "Copy completed successfully."), None, None

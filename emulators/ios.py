@@ -12,7 +12,8 @@ enable mode
     ``show archive`` ("Archive feature not enabled": no commit-confirm),
     ``show archive config incremental-diffs FILE``, ``show archive config differences A FILE``,
     ``dir``, ``verify /md5``, ``more``, ``copy running-config flash:F``, ``copy flash:F running-config``,
-    ``copy null: flash:F``, ``copy running-config startup-config``, ``configure replace flash:F [...]``,
+    ``copy null: flash:F``, ``copy running-config startup-config`` / ``write memory``, ``copy flash:F
+    startup-config``, ``reload`` (:func:`do_reload`), ``configure replace flash:F [...]``,
     ``tclsh`` (the ``puts [open "flash:F" w+] {...}`` form netmiko's InLineTransfer writes), and
     a running config with VLANs in numeric order (as IOS prints them) built in one place.
 enable password
@@ -500,9 +501,70 @@ def do_copy(self, source_url, destination_url, *rest):
     elif src.startswith("run") and dst.startswith("start"):
         self.write_line("Building configuration...")
         sc.commit()
+        sc._startup = running_config_text(sc)
         self.write_line("[OK]")
+    elif src.startswith("flash:") and dst.startswith("start"):
+        c = fl.get(_fname(source_url))
+        if c is None:
+            self.write_line("%%Error opening %s (No such file or directory)" % source_url)
+            return
+        sc._startup = c
+        self.write_line("%d bytes copied in 0.100 secs" % len(c))
     else:
         return _orig["do_copy"](self, source_url, destination_url)
+
+
+def do_write(self, *args):
+    """``write [memory]``: the running config becomes the startup config."""
+    sc = self.switch_configuration
+    self.write_line("Building configuration...")
+    sc.commit()
+    sc._startup = running_config_text(sc)
+    self.write_line("[OK]")
+
+
+def do_reload(self, *args):
+    """``reload``: the device restarts with its startup config (Cisco IOS Configuration Fundamentals, "Rebooting and
+    Reloading": at boot the startup configuration in NVRAM is loaded). As on IOS it first asks "System configuration
+    has been modified. Save? [yes/no]:" when the running config differs from the startup config, then "Proceed with
+    reload? [confirm]". Here the restart is instant: a pending commit-confirm is gone, the running config is the
+    startup config, and the session that reloaded ends (other open sessions stay: a real reload ends them too)."""
+    sc = self.switch_configuration
+    if running_config_text(sc) != getattr(sc, "_startup", running_config_text(sc)):
+        self.write("System configuration has been modified. Save? [yes/no]: ")
+        self.continue_to(lambda answer: _reload_saved(self, answer))
+    else:
+        _reload_confirm(self)
+
+
+def _reload_saved(proc, answer: str) -> None:
+    a = answer.strip().lower()
+    if a and "yes".startswith(a):
+        do_write(proc)
+    elif not (a and "no".startswith(a)):
+        proc.write_line("% Please answer 'yes' or 'no'.")
+        return
+    _reload_confirm(proc)
+
+
+def _reload_confirm(proc) -> None:
+    proc.write("Proceed with reload? [confirm]")
+    proc.continue_to(lambda answer: _reload_now(proc, answer))
+
+
+def _reload_now(proc, answer: str) -> None:
+    if answer.strip() and not "yes".startswith(answer.strip().lower()):
+        return
+    sc = proc.switch_configuration
+    cancel_revert_timer(sc)
+    _replace_exact(proc, getattr(sc, "_startup", running_config_text(sc)))
+    log.warning("reload: the running config is the startup config again")
+    tc = proc.terminal_controller
+    while hasattr(tc, "terminal_controller"):
+        tc = tc.terminal_controller
+    shell = getattr(tc, "shell", None)
+    if shell is not None:
+        shell.terminal.loseConnection()
 
 
 def do_configure(self, *args):
@@ -683,6 +745,8 @@ def install() -> None:
     EnabledCommandProcessor.do_verify = do_verify
     EnabledCommandProcessor.do_more = do_more
     EnabledCommandProcessor.do_copy = do_copy
+    EnabledCommandProcessor.do_write = do_write
+    EnabledCommandProcessor.do_reload = do_reload
     EnabledCommandProcessor.do_configure = do_configure
     EnabledCommandProcessor.do_tclsh = do_tclsh
     EnabledCommandProcessor.process_command = enabled_process_command
@@ -1727,6 +1791,7 @@ def serve(args, password: str, port_map: dict[str, str]) -> int:
             log.error("startup config %s: rejected lines: %s", args.startup_config, bad)
             return 2
         log.info("startup config %s applied", args.startup_config)
+    sc._startup = running_config_text(sc)        # what `reload` boots from (`write memory` replaces it)
     set_reject_patterns(args.reject)
     set_drop_patterns(args.drop_session_on)
     set_minute_seconds(args.minute_seconds)

@@ -5,12 +5,17 @@ One convention for every command (docs/cli.md, built in :mod:`harmless.clikit`):
 tables whole in a terminal and plain tab-separated lines in a pipe, and one table of exit codes: 0 done or nothing
 to do, 1 a failure (rolled back), 2 refused/bad input (nothing changed), 3 when ``up`` migrated some switches and
 rolled back the others, 4 ``up --keep-on-no-controller`` kept a deployment no controller reached, 5 ``down`` (or
-``up``) stopped because the operator changed what HARMLESS owns (nothing changed; :mod:`harmless.ownership`), 130 on
-Ctrl-C. Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback.
+``up``) stopped because the operator changed what HARMLESS owns (nothing changed; :mod:`harmless.ownership`), 6
+unfinished (a journal is left: run ``harmless down``), 7 ``status``: a switch differs from what HARMLESS deployed, 130
+interrupted (Ctrl-C, SIGTERM, SIGHUP: a dropped SSH session or closed terminal) and rolled back. Output that cannot
+be written (a closed pipe or terminal) is dropped and changes neither what a run does nor its exit code
+(:func:`harmless.clikit.guard_output`). Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on
+stderr, no traceback.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import sys
@@ -23,14 +28,30 @@ from rich.text import Text
 
 from harmless import __version__
 # the shared helpers live in harmless.clikit: component command groups import them from there, never from here
-from harmless.clikit import (EXIT_FAILURE, EXIT_NO_CONTROLLER, EXIT_PARTIAL, Col, config_option, dry_run_option, err,
-                             handle_errors, inventory_option, json_option, out, pick_switch, print_findings,
-                             print_table, quiet_option, split_configs, switch_option)
+from harmless.clikit import (EXIT_DIFFERS, EXIT_FAILURE, EXIT_NO_CONTROLLER, EXIT_PARTIAL, EXIT_UNFINISHED, Col,
+                             config_option, dry_run_option, err, guard_output, handle_errors, inventory_option,
+                             json_option, out, pick_switch, print_findings, print_table, quiet_option, split_configs,
+                             switch_option)
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 
 __all__ = ["EXIT_NO_CONTROLLER", "EXIT_PARTIAL", "main"]
 _FINAL_EVENTS = {"migrated", "unchanged", "failed", "restored"}
+
+
+def _holds_signals(fn):
+    """Decorator (below ``handle_errors``): SIGINT/SIGTERM/SIGHUP are a flag for the whole ``up``/``down``/``recover``
+    command (:func:`harmless.journal.interruptible`): one before the run starts stops it before any change, one
+    during it rolls back (``up``) or lets it finish (``down``), and one after it cannot kill the process while it
+    prints the result, whose exit code says what the switches are now."""
+    @functools.wraps(fn)
+    def wrapper(*a, **kw):
+        from harmless import journal
+        if kw.get("dry_run"):               # changes nothing: Ctrl-C simply stops it
+            return fn(*a, **kw)
+        with journal.interruptible(lambda _m: None):
+            return fn(*a, **kw)
+    return wrapper
 
 
 @contextlib.contextmanager
@@ -66,6 +87,7 @@ def main():
     Typical use: harmless plan -i inv.yaml; harmless up -i inv.yaml; harmless status; harmless down.
     Try it without a switch: harmless demo.
     """
+    guard_output()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("paramiko", "netmiko", "napalm"):
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
@@ -219,8 +241,10 @@ def plan(inventory, switch, configs, quiet, as_json):
 @switch_option("read, change and report only this switch of the inventory; every other deployed switch keeps its "
                "deployed plan and is not contacted")
 @dry_run_option("same as `harmless plan`: show what would change, change nothing")
-@click.option("--revert-in", default=300, show_default=True,
-              help="commit-confirm timer (s) on devices that support it; confirmed after the server side verifies")
+@click.option("--revert-in", default=None, type=int, metavar="S",
+              help="commit-confirm: a switch reverts by itself unless confirmed within S s (confirmed once the server "
+                   "side verifies). Default: 300 s on switches that can, a plain commit (said) on those that cannot; "
+                   "given, a switch that cannot commit-confirm is refused before anything changes (exit 2)")
 @click.option("--wait-controller", default=10.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
               help="wait up to S seconds until every br-of has a connected controller; none: roll back, exit 1")
 @click.option("--no-wait", is_flag=True, help="do not wait for a controller (same as --wait-controller 0)")
@@ -229,6 +253,7 @@ def plan(inventory, switch, configs, quiet, as_json):
 @quiet_option()
 @json_option()
 @handle_errors
+@_holds_signals
 def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_no_controller, quiet, as_json):
     """Configure the switch(es), build the translator and the OpenFlow bridge(s), connect the controller(s).
 
@@ -367,6 +392,7 @@ def _print_preview(p) -> None:
 @quiet_option()
 @json_option()
 @handle_errors
+@_holds_signals
 def down(dry_run, discard_changes, quiet, as_json):
     """Give every switch back its original configuration, keep what the operator changed since, remove the bridges.
 
@@ -430,6 +456,7 @@ _WOULD = {"qos": "apply the QoS the state records (an interrupted harmless qos s
 @quiet_option()
 @json_option()
 @handle_errors
+@_holds_signals
 def recover(dry_run, quiet, as_json):
     """Finish what an interrupted `up` or `down` left behind (read from its journal).
 
@@ -521,24 +548,40 @@ def _print_status_switch(sw: dict) -> None:
                   + (f", error {tr['error']}" if tr.get("error") else ""), highlight=False, markup=False)
     if sw.get("error"):
         out.print(Text(sw["error"], style="red"))
+    if sw.get("device_error"):
+        out.print(f"[yellow]device not read:[/yellow] {escape(sw['device_error'])}", highlight=False)
+    for d in sw.get("differences") or []:           # the switch differs from what HARMLESS deployed
+        out.print(f"[red]differs:[/red] {escape(d['problem'])} (fix: {escape(d['fix'])})", highlight=False)
 
 
 @main.command()
 @switch_option("only this deployed switch (the others are not contacted)")
-@click.option("--no-device", is_flag=True, help="do not log in to the switch for link states")
+@click.option("--no-device", is_flag=True, help="do not log in to the switch (no link states, no check of its config)")
 @json_option("the status as one JSON object")
 @handle_errors
 def status(switch, no_device, as_json):
-    """Port map, link state, per-port counters and controller connection state. Changes nothing.
+    """Port map, link state, per-port counters, controller connections, and whether each switch still has what
+    HARMLESS deployed (its ports and trunks, read from the device: a reload without the migration, a port or trunk
+    changed by hand, a stale watch hold), each difference with what to type. Changes nothing.
 
-    Nothing deployed: says so, exit 0 (--json: "deployed": false).
+    Exit status: 0 as deployed, or nothing deployed (--json: "deployed": false); 6 an interrupted run left its journal
+    (finish it with harmless down or harmless recover); 7 a switch differs from what HARMLESS deployed.
     """
     from harmless import orchestrator
     report = orchestrator.status(with_device=not no_device, **_only(switch))
     s = report.model_dump(mode="json")
     if as_json:
         click.echo(json.dumps(s))
-        return
+    else:
+        _print_status(s)
+    if s.get("unfinished_journal"):
+        sys.exit(EXIT_UNFINISHED)
+    if any(sw.get("differences") for sw in s["switches"]):
+        sys.exit(EXIT_DIFFERS)
+
+
+def _print_status(s: dict) -> None:
+    """``harmless status`` for people (``s``: the :class:`harmless.results.StatusReport` dump)."""
     if s.get("unfinished_journal"):
         err.print(f"[yellow]warning:[/yellow] {escape(s['unfinished_journal'])} (fix: harmless recover, or harmless "
                   "down)")
@@ -556,8 +599,11 @@ def status(switch, no_device, as_json):
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line for each change")
 @click.option("--syslog", default=None, metavar="HOST:PORT", envvar="HARMLESS_WATCH_SYSLOG",
               help="also listen for the switches' syslog (UDP): a link-change message polls that switch at once")
+@click.option("--check-interval", default=30.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
+              envvar="HARMLESS_WATCH_CHECK_INTERVAL",
+              help="every S seconds also compare each switch's config with what HARMLESS deployed (0: never)")
 @handle_errors
-def watch(interval, once, as_json, syslog):
+def watch(interval, once, as_json, syslog, check_interval):
     """Mirror legacy link state to br-of: a legacy access port going down/up reaches every controller.
 
     Polls every deployed switch (NAPALM get_interfaces) every --interval seconds. When a migrated port's link goes
@@ -566,6 +612,11 @@ def watch(interval, once, as_json, syslog):
     number and name; see docs/link-state.md). The port's config bits stay the controller's. With --syslog, a
     link-change syslog message from a switch polls it at once (the device's answer is what counts). Runs until Ctrl-C;
     packaging/systemd/harmless-watch.service runs it as a service.
+
+    At start and every --check-interval seconds it also checks that each switch still has what HARMLESS deployed (a
+    reload without the migration, a migrated port or trunk changed by hand): a difference is logged once when it
+    appears, with what to type, and once when it is gone (--json: {"event": "device-state", "status": "differs" |
+    "resolved", "kind", "interface", "problem", "fix", ...}). Watch changes nothing on the switch.
     """
     _need_root()
     from harmless import linkwatch
@@ -579,9 +630,20 @@ def watch(interval, once, as_json, syslog):
                       f"(device: {ev.device_state}; on br-of {1000 * (ev.applied_at - ev.detected_at):.0f} ms "
                       "after the device answered)")
 
+    def state(ev):
+        if as_json:
+            click.echo(json.dumps(ev.model_dump(mode="json")), nl=True)
+            sys.stdout.flush()
+        elif ev.status == "differs":
+            out.print(f"[red]{escape(ev.switch)} differs:[/red] {escape(ev.problem)} (fix: {escape(ev.fix)})",
+                      highlight=False)
+        else:
+            out.print(f"{escape(ev.switch)} as deployed again: {escape(ev.interface or 'the switch')} "
+                      f"({escape(ev.expected)})", highlight=False)
+
     listen = linkwatch.parse_listen(syslog) if syslog else None
     linkwatch.watch(interval, once, on_event=event, on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"),
-                    syslog=listen)
+                    syslog=listen, check_interval=check_interval, on_state=state)
 
 
 # ----------------------------------------------------------------------------- lab

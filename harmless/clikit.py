@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 import click
 from rich.console import Console
@@ -32,7 +32,15 @@ from rich.text import Text
 from harmless.errors import HarmlessError, InputError, NothingToDo, Refused, did_you_mean, report_lines, summary
 
 
-class _Out(Console):
+class _Console(Console):
+    """rich's Console, except that a broken pipe only silences it (rich's own ``on_broken_pipe`` exits with 1, which
+    would make a finished ``harmless up | true`` report a failure)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+
+
+class _Out(_Console):
     """The stdout console: soft-wrapped (a long line stays one line) whenever it is not a terminal, decided at each
     print (the file behind ``sys.stdout`` can change, e.g. under click's test runner)."""
 
@@ -48,7 +56,63 @@ class _Out(Console):
 #: human output (stdout); machine output (``--json``) is printed with ``click.echo`` or ``out.print_json``
 out = _Out()
 #: progress lines and errors (stderr)
-err = Console(stderr=True)
+err = _Console(stderr=True)
+
+
+class QuietStream:
+    """``sys.stdout``/``sys.stderr`` whose write errors never reach the program: a closed pipe (``harmless up |
+    true``, ``| head -n 1``: EPIPE), a hung-up terminal (EIO), a full disk behind a redirection (ENOSPC).
+
+    After the first error the stream is dead: its descriptor is pointed at ``/dev/null`` (what is still buffered,
+    and the interpreter's flush at exit, then go nowhere instead of failing again: Python documentation, module
+    ``signal``, "Note on SIGPIPE") and later writes are dropped. What a run does and its exit code never depend on
+    whether anybody still reads its output.
+
+    Args:
+        stream: the text stream to wrap (anything else is delegated to it).
+    """
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):
+                self._break()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._break()
+
+    def _break(self) -> None:
+        self.broken = True
+        try:
+            fd = self._stream.fileno()
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+        except (OSError, ValueError):     # no descriptor (a test's stream) or already gone
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def guard_output() -> None:
+    """Make output errors harmless for the rest of the process (the CLI calls it first thing): ``sys.stdout`` and
+    ``sys.stderr`` become :class:`QuietStream` wrappers. Idempotent. (Descriptors closed before the start are put
+    on ``/dev/null`` when the package is imported: ``harmless._reopen_closed_standard_streams``.)"""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, QuietStream):
+            setattr(sys, name, QuietStream(stream))
 
 
 def progress(quiet: bool) -> Callable[[str], None]:
@@ -121,7 +185,12 @@ EXIT_NO_CONTROLLER = 4
 #: ``down`` (or ``up``) stopped: the operator changed what HARMLESS owns (``harmless.ownership.DriftConflict``);
 #: nothing was changed, the switch is still migrated
 EXIT_CONFLICT = 5
-#: interrupted (Ctrl-C, SIGTERM); what was applied was rolled back
+#: unfinished: a run stopped with its journal open (a rollback or a ``down`` that could not finish); a switch may be
+#: neither as before nor as asked; ``harmless down`` (or ``recover``) finishes it (``harmless.errors.EXIT_UNFINISHED``)
+EXIT_UNFINISHED = 6
+#: ``status``: a switch no longer has what HARMLESS deployed on it (:mod:`harmless.conformance`)
+EXIT_DIFFERS = 7
+#: interrupted (Ctrl-C, SIGTERM, SIGHUP: a dropped SSH session or closed terminal); what was applied was rolled back
 EXIT_INTERRUPTED = 130
 
 

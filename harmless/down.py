@@ -17,7 +17,7 @@ from __future__ import annotations
 from harmless import fleet, journal
 from harmless import state as st
 from harmless.deployment import connect, ovs_from_ref, ovs_ref, ref_record, state_ovs
-from harmless.errors import CommitError, HarmlessError, NothingToDo
+from harmless.errors import EXIT_UNFINISHED, CommitError, HarmlessError, NothingToDo, OvsError
 from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.ovs import Ovs
@@ -25,7 +25,7 @@ from harmless.ownership import DriftConflict, SwitchRevert, plan_down
 from harmless.plan import Plan
 from harmless.results import DownPreview, DownResult, RecoverResult
 from harmless.state import DeploymentState, StateError
-from harmless.steps import (Progress, SwitchEvent, error_line, mark_restored_quietly, port_changes_allowed,
+from harmless.steps import (Progress, SwitchEvent, error_line, port_changes_allowed,
                             port_differences, port_states, restore_device, restore_merged)
 from harmless.switch_drivers import devdiff
 from harmless.switch_drivers.base import SwitchDriver
@@ -121,16 +121,30 @@ def _server_refs(s: DeploymentState | None, recs: list[dict] | None) -> tuple[li
 
 
 def _remove_server(ovss: list[Ovs], names: list[str], progress: Progress) -> list[str]:
-    """Remove br-otc and every HARMLESS br-of from each instance; stop private instances. Returns what was done."""
+    """Remove br-otc and every HARMLESS br-of from each instance; stop private instances. Returns what was done.
+
+    HARMLESS's own (private) instance whose ovsdb-server is not running (killed, crashed) is started to remove the
+    bridges from its database, then stopped: a later start must not bring them back.
+
+    Raises:
+        OvsError: the system's Open vSwitch (which HARMLESS does not start) is not running, so the bridges may still
+            be in its database (the line says to start it and run ``harmless down`` again).
+    """
     done = []
     for ovs in ovss:
         if not ovs.ovsdb_running():
-            if ovs.private and ovs.vswitchd_running():
-                ovs.stop()
-                done.append(f"stopped ovs-vswitchd in {ovs.base_dir}")
-            continue
+            if not ovs.private:
+                raise OvsError("Open vSwitch", "its ovsdb-server is not running, so br-otc and the br-of bridges "
+                               "may still be in its database", "start it (systemctl start openvswitch-switch), "
+                               "then run harmless down again")
+            if not (ovs.base_dir / "db" / "conf.db").exists():
+                if ovs.vswitchd_running():
+                    ovs.stop()
+                    done.append(f"stopped ovs-vswitchd in {ovs.base_dir}")
+                continue
+            progress(f"HARMLESS's Open vSwitch in {ovs.base_dir} is not running: starting it to remove its bridges")
         if ovs.private:
-            ovs.start()   # vswitchd may have died; del-br waits for it
+            ovs.start()   # ovs-vswitchd or ovsdb-server may have died; del-br waits for ovs-vswitchd
         present = set(ovs.vsctl("list-br").split())
         ours = [b for b in present if b == "br-otc" or b in names or b.startswith("br-of-")] if ovs.private else \
             [b for b in present if b in names]
@@ -204,17 +218,41 @@ class DownRun:
         self.j: journal.Journal | None = None
 
     def run(self) -> DownResult:
-        """Every step in order. Raises as :func:`harmless.orchestrator.down`."""
+        """Every step in order. Raises as :func:`harmless.orchestrator.down`; an error after ``down.begin`` leaves
+        the journal unfinished and carries exit code :data:`~harmless.errors.EXIT_UNFINISHED`."""
+        restored = False
         try:
-            self.gather()
-            self.check()
-            self.begin()
-            result = self.restore_switches()
-        finally:
-            self.close_sessions()
-        self.remove_server(result)
-        self.clear_state()
+            try:
+                self.gather()
+                self.check()
+                self.begin()
+                result = self.restore_switches()
+                restored = True
+            finally:
+                self.close_sessions()
+            self.remove_server(result)
+            self.clear_state()
+        except (HarmlessError, OSError) as e:
+            raise self._unfinished(e, restored) from None
         return result
+
+    def _unfinished(self, e: HarmlessError | OSError, restored: bool) -> HarmlessError:
+        """The error of a ``down`` that stopped after ``down.begin``: its exit code says the journal is unfinished
+        (:data:`~harmless.errors.EXIT_UNFINISHED`), its line what is already done and, when the state directory
+        could not be written (full disk), to free space first."""
+        if isinstance(e, OSError):
+            e = st.StateWriteError(str(st.state_dir()), f"cannot write ({e.strerror or e})", "")
+        if self.j is not None and not self.j.closed:
+            e.exit_code = EXIT_UNFINISHED
+            if restored:
+                e.problem = f"every switch is restored (verified), but then: {e.problem}"
+            full = self.j.write_error if self.j is not None else None
+            if full:
+                e.fix = (f"free space on (or remount read-write) the state directory {st.state_dir()} ({full}), "
+                         "then run harmless down again")
+            elif not e.fix:
+                e.fix = "run harmless down again"
+        return e
 
     def gather(self) -> None:
         """What to give back and remove: the state, the unfinished journal, the retained originals.
@@ -396,7 +434,11 @@ class DownRun:
                               "run harmless down again or fix these ports by hand")
         for n, (_sw, entry) in self.targets.items():
             to = outs[n].value[3]
-            mark_restored_quietly(n, entry["file"], None if to is entry else to["file"])
+            try:
+                st.mark_restored(n, entry["file"], None if to is entry else to["file"])
+            except HarmlessError as e:
+                self.progress(f"{n}: restored, but the backup index could not record it ({e.problem}): harmless "
+                              "backups still lists its original as active, and the next down proves it again")
         restored = {n: bool(o.ok and o.value[0]) for n, o in outs.items()}
         return DownResult(restored=restored, config_restored=all(restored.values()) if restored else False,
                           ports_restored={n: o.value[1] for n, o in outs.items() if o.ok}, server=[],

@@ -12,6 +12,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+#: exit status when a run ends with its journal unfinished: a switch may be neither as before nor as asked (an
+#: interrupted rollback, a ``down`` that could not restore every switch); ``harmless status`` names it and ``harmless
+#: down`` (or ``harmless recover``) finishes it. The other codes: :class:`HarmlessError` (1), :class:`InputError` (2),
+#: ``harmless.clikit`` (the table of docs/cli.md: 3 partial ``up``, 4 no controller, 5 a conflict with the operator's
+#: changes, 7 a switch differs from its deployment), 130 interrupted.
+EXIT_UNFINISHED = 6
+
 
 class HarmlessError(Exception):
     """A failure the user can act on.

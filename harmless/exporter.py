@@ -28,6 +28,10 @@ name                                        type    labels / meaning
                                                     deployed switches otherwise 0); ``switch="*"``: any journal
 ``device_poll_success``                     gauge   switch: 1 when the last device poll answered
 ``device_poll_timestamp_seconds``           gauge   switch: when it answered
+``device_as_deployed``                      gauge   switch: 1 when the device's ports and trunks are as HARMLESS
+                                                    deployed them, 0 when they differ (left out: not read)
+``device_difference``                       gauge   switch, kind, interface, fix: 1 per difference
+                                                    (:func:`harmless.conformance.check`; ``fix`` what to type)
 ``pmd_cycles_total``                        counter pmd, kind (busy/idle): PMD thread cycles (OVS-DPDK only)
 ``pmd_busy_percent``                        gauge   pmd: busy / (busy + idle) cycles since the previous scrape, %
 ``exporter_scrape_errors``                  gauge   part: errors in the last scrape (details in the log)
@@ -51,7 +55,7 @@ from prometheus_client import ProcessCollector, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from harmless import deployment, journal
+from harmless import conformance, deployment, journal
 from harmless import state as st
 from harmless.errors import HarmlessError, InputError
 from harmless.health import expected_translator_flows, translator_flows_present
@@ -62,6 +66,7 @@ from harmless.ovs import Ovs
 from harmless.ovsstats import parse_pmd_stats
 from harmless.plan import Plan, SwitchPlan
 from harmless.state import DeploymentState
+from harmless.switch_drivers.portmodel import SwitchModel
 
 log = logging.getLogger("harmless.exporter")
 
@@ -148,12 +153,15 @@ class DeviceSnapshot:
             ``interface_counters()``; empty when not supported).
         ok: the last poll answered.
         t: when the device last answered (UNIX s; 0.0: never).
+        model: the switch's port model (driver ``port_model()``; None when not supported or not read), which a
+            scrape compares with the deployed plan (:func:`harmless.conformance.check`).
     """
 
     links: dict = field(default_factory=dict)
     counters: dict = field(default_factory=dict)
     ok: bool = False
     t: float = 0.0
+    model: SwitchModel | None = None
 
 
 class DevicePoller:
@@ -169,6 +177,7 @@ class DevicePoller:
         self._sessions = Sessions()
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._logged: dict[str, list[conformance.Difference]] = {}   # differences already logged, per switch
 
     def poll_once(self) -> None:
         """One round over the deployed switches (the state is read afresh)."""
@@ -185,8 +194,23 @@ class DevicePoller:
             if name not in s.switches:
                 continue
             res = self._poll(s, name)
+            if res.model is not None:
+                self._log_differences(s, name, res.model)
             with self._lock:
                 self.results[name] = res
+
+    def _log_differences(self, s: DeploymentState, name: str, model: SwitchModel) -> None:
+        """Log each difference between the switch and its deployment once when it appears (warning, with the fix)
+        and once when it is gone."""
+        now = conformance.check(Plan.from_dict(s.plan).switch(name), model, s.inventory)
+        before = self._logged.get(name, [])
+        self._logged[name] = now
+        for f in now:
+            if f not in before:
+                log.warning("%s", f.line())
+        for f in before:
+            if f not in now:
+                log.info("%s: as deployed again: %s (%s)", name, f.interface or "the switch", f.expected)
 
     def _poll(self, s: DeploymentState, name: str) -> DeviceSnapshot:
         """One switch's poll; any failure (driver, bad record) shows as ``ok`` False, never ends the thread."""
@@ -201,6 +225,12 @@ class DevicePoller:
                 res.counters = drv.interface_counters()
             except NotImplementedError:
                 pass
+            try:
+                res.model = drv.port_model()
+            except NotImplementedError:
+                pass
+            except Exception as e:  # noqa: BLE001 - the config check must not cost the link states and counters
+                log.warning("%s: configuration not checked (%s)", name, e)
             res.ok, res.t = True, time.time()
         except Exception as e:  # noqa: BLE001 - any failure (driver, bad record) must show as ok=0, not end the thread
             log.warning("%s: device poll failed: %s", name, e)
@@ -258,6 +288,11 @@ _FAMILIES: dict[str, tuple[type, str, str, list[str]]] = {
                ["switch"]),
     "dev_t": (GaugeMetricFamily, "harmless_device_poll_timestamp_seconds",
               "when the device last answered a poll (0: never)", ["switch"]),
+    "as_dep": (GaugeMetricFamily, "harmless_device_as_deployed",
+               "1 when the switch's ports and trunks are as HARMLESS deployed them, 0 when they differ", ["switch"]),
+    "diff": (GaugeMetricFamily, "harmless_device_difference",
+             "1 per way the switch differs from its deployment; fix: what to type",
+             ["switch", "kind", "interface", "fix"]),
     "pmd_c": (CounterMetricFamily, "harmless_pmd_cycles", "OVS-DPDK PMD thread cycles", ["pmd", "kind"]),
     "pmd_b": (GaugeMetricFamily, "harmless_pmd_busy_percent",
               "PMD busy cycles / all cycles since the previous scrape (%)", ["pmd"]),
@@ -321,7 +356,7 @@ class HarmlessCollector(Collector):
             fam["flows_exp"].add_metric([sp.name], len(expected[sp.name]))
             if sp.name in present:
                 fam["flows"].add_metric([sp.name], present[sp.name])
-            _switch_metrics(fam, ovs, sp, devices.get(sp.name), errors)
+            _switch_metrics(fam, ovs, sp, devices.get(sp.name), errors, s.inventory)
         if s.ovs is not None and s.ovs.datapath == "dpdk":
             try:
                 self._pmd(fam, ovs)
@@ -365,8 +400,10 @@ def _journal_metrics(fam: dict, plan: Plan | None) -> None:
         fam["run_ok"].add_metric([name, op], 1 if ok else 0)
 
 
-def _switch_metrics(fam: dict, ovs: Ovs, sp: SwitchPlan, dev: DeviceSnapshot | None, errors: dict[str, int]) -> None:
-    """One switch's controllers, device poll and per-port metrics (its br-of read once)."""
+def _switch_metrics(fam: dict, ovs: Ovs, sp: SwitchPlan, dev: DeviceSnapshot | None, errors: dict[str, int],
+                    inventory: str) -> None:
+    """One switch's controllers, device poll, differences from its deployment and per-port metrics (its br-of read
+    once)."""
     try:
         ps = bridges.port_status(ovs, sp)
         counters = parse_port_counters(ovs.ofctl("-O", "OpenFlow13", "dump-ports", sp.bridge, timeout=10))
@@ -380,6 +417,12 @@ def _switch_metrics(fam: dict, ovs: Ovs, sp: SwitchPlan, dev: DeviceSnapshot | N
     if dev is not None:
         fam["dev_ok"].add_metric([sp.name], 1 if dev.ok else 0)
         fam["dev_t"].add_metric([sp.name], dev.t)
+    if dev is not None and dev.ok and dev.model is not None:
+        held = {p.ofport for p in sp.ports if (ps["ports"].get(p.ofport) or {}).get("blocked_by_watch")}
+        found = conformance.check(sp, dev.model, inventory, links=dev.links if ps["ports"] else None, held=held)
+        fam["as_dep"].add_metric([sp.name], 0 if found else 1)
+        for f in found:
+            fam["diff"].add_metric([sp.name, f.kind, f.interface or "", f.fix], 1)
     for p in sp.ports:
         _port_metrics(fam, sp.name, p.interface, p.ofport, counters.get(p.ofport, {}), ps["ports"].get(p.ofport),
                       dev)

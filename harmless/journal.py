@@ -18,12 +18,14 @@ device will end with when the operator's changes are kept (``original``, ``targe
 ``device.restored`` → ``server.remove`` → ``server.removed`` → ``state.clear`` → ``down.end``. A torn last line
 (power loss during the append) is ignored.
 
-Signals (:func:`interruptible`): SIGINT/SIGTERM only set a flag; the current device step (a commit, a restore)
-finishes, and the next *forward* record raises :class:`Interrupted` so the caller rolls back. Rollback records never
-raise. A second signal prints that the rollback is being finished.
+Signals (:func:`interruptible`): SIGINT, SIGTERM and SIGHUP (a dropped SSH session, a closed terminal) only set a
+flag; the current device step (a commit, a restore) finishes, and the next *forward* record raises
+:class:`Interrupted` so the caller rolls back. Rollback records never raise. A second signal prints that the
+rollback is being finished. (A closed stdout/stderr is no stop at all: the CLI drops output it cannot write,
+:func:`harmless.clikit.guard_output`.)
 
 Fault injection for tests (never set in production): ``HARMLESS_FAULT_AT=<step>[#<n>][:<SIG>][,...]`` (the n-th
-record of that step, default 1) sends SIG (or ``HARMLESS_FAULT_SIGNAL``: KILL, INT, TERM) to this process right
+record of that step, default 1) sends SIG (or ``HARMLESS_FAULT_SIGNAL``: KILL, INT, TERM, HUP) to this process right
 after the record is on disk (before its side effect), and ``HARMLESS_FAULT_EXEC=<shell command>`` runs a command
 there first (e.g. fill the disk, kill ovs-vswitchd). Several comma-separated points may be given (e.g. a SIGINT that
 starts a rollback and a SIGKILL in the middle of it).
@@ -50,17 +52,24 @@ UNDO_STEPS = {"rollback.begin", "device.restore", "device.restored", "server.rem
 
 
 class Interrupted(HarmlessError):
-    """The run was interrupted by SIGINT/SIGTERM; what was applied is rolled back. Exit code 130."""
+    """The run was interrupted by SIGINT/SIGTERM/SIGHUP; what was applied is rolled back. Exit code 130 (or
+    :data:`harmless.errors.EXIT_UNFINISHED` when the rollback did not finish)."""
 
     exit_code = 130
 
 
+#: the signals that stop a run the same way: Ctrl-C, ``kill``/systemd, and a hang-up (SSH session dropped, terminal
+#: closed: the kernel sends SIGHUP to the terminal's processes)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
 _interrupt = threading.Event()
 _signals_seen = [0]
+#: the ``say`` of each open :func:`interruptible` block, innermost last (the handler speaks through the innermost)
+_says: list[Callable[[str], None]] = []
 
 
 def interrupted() -> bool:
-    """True once SIGINT/SIGTERM arrived during an :func:`interruptible` block."""
+    """True once one of :data:`STOP_SIGNALS` arrived during an :func:`interruptible` block."""
     return _interrupt.is_set()
 
 
@@ -72,7 +81,12 @@ def check_interrupt(problem: str = "interrupted") -> None:
 
 @contextlib.contextmanager
 def interruptible(say: Callable[[str], None]) -> Iterator[None]:
-    """SIGINT/SIGTERM during the block set the interrupt flag instead of killing the run.
+    """SIGINT/SIGTERM/SIGHUP during the block set the interrupt flag instead of killing the run.
+
+    Blocks nest: only the outermost installs the handlers and clears the flag (a signal that arrived in an outer
+    block before an inner one began still interrupts the inner one's run), the innermost ``say`` speaks. The CLI
+    holds one block around a whole ``up``/``down``/``recover`` command, so that a signal after the run finished
+    cannot kill the process while it prints the result (its exit code must still say what the switch is now).
 
     Args:
         say: prints one line to the user (first signal: the current step finishes, then everything is rolled back;
@@ -81,26 +95,36 @@ def interruptible(say: Callable[[str], None]) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _says.append(say)
+    if len(_says) > 1:
+        try:
+            yield
+        finally:
+            _says.pop()
+        return
     _interrupt.clear()
     _signals_seen[0] = 0
-
-    def handler(signum, _frame):
-        _signals_seen[0] += 1
-        _interrupt.set()
-        name = signal.Signals(signum).name
-        if _signals_seen[0] == 1:
-            say(f"{name}: finishing the current step, then rolling back what was applied (do not power off)")
-        else:
-            say(f"{name} again: still finishing the rollback, please wait (a SIGKILL now leaves a journal; then run "
-                "harmless down)")
-
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: signal.signal(s, _on_signal) for s in STOP_SIGNALS}
     try:
         yield
     finally:
         for s, h in old.items():
             signal.signal(s, h)
         _interrupt.clear()
+        _says.pop()
+
+
+def _on_signal(signum, _frame) -> None:
+    """The handler of :func:`interruptible`: set the flag, say what happens now."""
+    _signals_seen[0] += 1
+    _interrupt.set()
+    name = signal.Signals(signum).name
+    say = _says[-1] if _says else (lambda _m: None)
+    if _signals_seen[0] == 1:
+        say(f"{name}: finishing the current step, then rolling back what was applied (do not power off)")
+    else:
+        say(f"{name} again: still finishing the rollback, please wait (a SIGKILL now leaves a journal; then run "
+            "harmless down)")
 
 
 def default_path() -> Path:
@@ -181,6 +205,8 @@ class Journal:
         prev = unfinished(p) if append else None
         self._seq = len(prev or [])
         self.closed = False
+        #: why the last undo record could not be written (e.g. "No space left on device"), None when all were
+        self.write_error: str | None = None
 
     def record(self, step: str, **data) -> None:
         """Append ``step`` (with ``data``) and fsync it, before the side effect it announces.
@@ -200,6 +226,7 @@ class Journal:
                 os.fsync(self._fd)
             except OSError as e:
                 if undo:
+                    self.write_error = e.strerror
                     self.say(f"could not journal {step} ({e.strerror}); continuing the rollback")
                 else:
                     raise st.StateWriteError(str(self.path), f"cannot write the journal ({e.strerror})",
@@ -258,5 +285,5 @@ def _fault_hook(step: str, n: int) -> None:
         sig = (sig or os.environ.get("HARMLESS_FAULT_SIGNAL") or "").upper()
         if sig:
             os.kill(os.getpid(), getattr(signal, f"SIG{sig}"))
-            if sig in ("INT", "TERM"):
+            if sig in ("INT", "TERM", "HUP"):
                 time.sleep(0.05)   # let the handler run in the main thread before the side effect

@@ -24,10 +24,11 @@ import select
 import socket
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
+from harmless import conformance
 from harmless import state as st
 from harmless.deployment import connect_deployed, deployed_switch, state_ovs
 from harmless.errors import HarmlessError, InputError
@@ -40,6 +41,9 @@ from harmless.switch_drivers.base import SwitchDriver
 
 #: shortest poll interval (s) ``watch`` accepts: one NAPALM get_interfaces over SSH takes 0.2-2 s on real switches
 MIN_INTERVAL = 0.5
+#: seconds between ``watch``'s checks of each switch's config against the deployment (reading the running config and
+#: parsing its port model takes 0.1-2 s on real switches; 0 = never)
+DEFAULT_CHECK_INTERVAL = 30.0
 
 
 class LinkEvent(BaseModel):
@@ -63,6 +67,15 @@ class LinkEvent(BaseModel):
     @field_serializer("detected_at", "applied_at", when_used="json")
     def _ms(self, t: float) -> float:
         return round(t, 3)
+
+
+class DeviceStateEvent(conformance.Difference):
+    """A change of how a switch differs from its deployment, as ``harmless watch`` reports it: ``differs`` when a
+    :class:`~harmless.conformance.Difference` appears, ``resolved`` when it is gone. ``model_dump(mode="json")`` is the
+    ``--json`` line (``"event": "device-state"`` tells it from a link event)."""
+
+    event: Literal["device-state"] = "device-state"
+    status: Literal["differs", "resolved"]
 
 
 @dataclass(frozen=True)
@@ -251,13 +264,35 @@ class Sessions:
 class _Watch:
     """One ``harmless watch`` run: the deployment it mirrors, its sessions and where it reports."""
 
-    def __init__(self, s: DeploymentState, on_event: Callable[[LinkEvent], None], on_error: Callable[[str], None]):
+    def __init__(self, s: DeploymentState, on_event: Callable[[LinkEvent], None], on_error: Callable[[str], None],
+                 on_state: Callable[[DeviceStateEvent], None]):
         self.s = s
         self.plan = Plan.from_dict(s.plan)
         self.by_name = {sp.name: sp for sp in self.plan.switches}
         self.ovs = state_ovs(s)
         self.sessions = Sessions()
-        self.on_event, self.on_error = on_event, on_error
+        self.on_event, self.on_error, self.on_state = on_event, on_error, on_state
+        self.differences: dict[str, list[conformance.Difference]] = {}    # what was last reported per switch
+
+    def check(self, sp: SwitchPlan) -> None:
+        """Compare the switch's port model with its plan (:func:`harmless.conformance.check`); report what appeared
+        (``differs``) and what is gone (``resolved``) since the last check."""
+        try:
+            now = conformance.check(sp, self.sessions.get(self.s, sp.name).port_model(), self.s.inventory)
+        except NotImplementedError:
+            return                               # a driver without a port model: nothing to compare
+        except (HarmlessError, ValueError) as e:
+            self.on_error(f"{sp.name}: its configuration was not checked ({e})")
+            self.sessions.drop(sp.name)
+            return
+        before = self.differences.get(sp.name, [])
+        self.differences[sp.name] = now
+        for f in now:
+            if f not in before:
+                self.on_state(DeviceStateEvent(status="differs", **f.model_dump()))
+        for f in before:
+            if f not in now:
+                self.on_state(DeviceStateEvent(status="resolved", **f.model_dump()))
 
     def read(self, sp: SwitchPlan) -> LinkPoll | None:
         """The switch's link states (None, reported, when it cannot answer: its session is dropped)."""
@@ -305,13 +340,20 @@ class _Watch:
 
 
 def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEvent], None] = lambda e: None,
-          on_error: Callable[[str], None] = lambda m: None, syslog: tuple[str, int] | None = None) -> None:
+          on_error: Callable[[str], None] = lambda m: None, syslog: tuple[str, int] | None = None,
+          check_interval: float = DEFAULT_CHECK_INTERVAL,
+          on_state: Callable[[DeviceStateEvent], None] = lambda e: None) -> None:
     """Poll the deployed switches every ``interval`` seconds and mirror link changes (until Ctrl-C or ``once``).
 
     Driver sessions stay open between polls and are reopened after an error (reported through ``on_error``, the
     loop goes on). With ``syslog`` (host, port) watch also listens for the switches' syslog over UDP: a link-change
     message from a switch's management address (:func:`syslog_trigger`) polls that switch at once, so the reaction
     no longer waits for the next interval (the switch must log to this host: e.g. IOS ``logging host <ip>``).
+
+    Every ``check_interval`` seconds (and at the first round; 0 = never) each switch's config is also compared with
+    its deployment (:func:`harmless.conformance.check`: a reload without the migration, a migrated port or trunk
+    changed by hand): each difference is reported once through ``on_state`` when it appears and once when it is
+    gone (:class:`DeviceStateEvent`). Watch reports it; it changes nothing on the switch.
 
     Raises:
         InputError: nothing is deployed or ``interval`` is below :data:`MIN_INTERVAL`.
@@ -323,13 +365,19 @@ def watch(interval: float = 1.0, once: bool = False, on_event: Callable[[LinkEve
     s = st.load()
     if not s or not s.plan:
         raise InputError("harmless watch", "nothing is deployed", "run harmless up first")
-    w = _Watch(s, on_event, on_error)
+    w = _Watch(s, on_event, on_error, on_state)
     sock = _listen(syslog) if syslog else None
     by_ip = _resolve({n: deployed_switch(s, n).host for n in w.by_name if n in s.switches}) if sock else {}
+    checked = None
     try:
         while True:
             t0 = time.monotonic()
             w.round()
+            if check_interval > 0 and (checked is None or t0 - checked >= check_interval):
+                checked = t0
+                for sp in w.plan.switches:
+                    if sp.name in s.switches:
+                        w.check(sp)
             if once:
                 return
             w.wait(t0 + interval, sock, by_ip)

@@ -9,7 +9,7 @@ Guarantees:
   * Before the first change the device's running config is saved as its **original** (``state.save_backup``); it
     stays the original until ``down`` proves the device equals it, and a config carrying HARMLESS's VLANs is never
     taken as one.
-  * A failure, SIGINT/SIGTERM, or a failed state write at any step rolls back what this run applied (journaled);
+  * A failure, SIGINT/SIGTERM/SIGHUP, or a failed state write at any step rolls back what this run applied (journaled);
     a SIGKILL or power loss leaves an unfinished journal from which ``harmless down`` restores the originals (or
     ``harmless recover`` undoes just that run).
   * ``up`` twice is a no-op on the device (empty diff); after an ovs-vswitchd restart ``up`` rebuilds the bridges and
@@ -100,7 +100,7 @@ def check_controllers_before_up(inv, src: str, progress: Progress, wait_controll
         raise_refusals(found)
 
 
-def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
+def up(inventory_path: str, progress: Progress = quiet, revert_in: int | None = None,
        on_switch: SwitchEvent = no_event, wait_controller: float = 10.0,
        keep_on_no_controller: bool = False, only: set[str] | None = None) -> UpResult:
     """``harmless up``: configure the switch(es) in parallel, build the translator and br-of(s), verify, record state.
@@ -108,8 +108,8 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
     Every step is journaled before it happens (:mod:`harmless.journal`); the state directory is locked for the run.
     With several switches a switch that fails (unreachable, commit rejected) is rolled back alone — the device ends in
     its original config — while the others are migrated; the result says which (``failed``). When every switch
-    fails, the server side fails, a state write fails, or SIGINT/SIGTERM arrives, everything changed in this run is
-    rolled back (each device to the config it had before this run, the server to the previous plan or nothing) and
+    fails, the server side fails, a state write fails, or SIGINT/SIGTERM/SIGHUP arrives, everything changed in this run
+    is rolled back (each device to the config it had before this run, the server to the previous plan or nothing) and
     the error is raised.
 
     The first migration of a switch saves its running config as its **original** (never overwritten: a later ``up``
@@ -119,8 +119,10 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
     Args:
         inventory_path: the inventory file.
         progress: callback for one-line progress messages (called from worker threads too).
-        revert_in: commit-confirm timer (s) on devices that support it; confirmed only after the server side
-            is verified.
+        revert_in: commit-confirm timer (s); confirmed only after the server side is verified. None (the default):
+            300 s on devices that support commit-confirm, a plain commit (said through ``progress`` and in the
+            result's ``commit_confirm``) on those that do not. Given explicitly, it is a requirement: a device that
+            would be committed without commit-confirm is refused (InputError) before anything changes.
         on_switch: ``(switch, event)`` callback, events ``read``, ``migrated``, ``unchanged``, ``failed``.
         wait_controller: seconds to wait after verification until every br-of with controllers has one connected
             (0 = do not wait); none → :class:`harmless.otc.controllers.NoControllerError` after rolling back.
@@ -143,7 +145,9 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
         DeviceError / CommitError: every switch failed (each device back in its original config).
         OvsError: server side failed (devices restored, bridges removed).
         StateWriteError: the state directory is full/read-only (what was applied is rolled back).
-        Interrupted: SIGINT/SIGTERM (what was applied is rolled back; exit 130).
+        Interrupted: SIGINT/SIGTERM/SIGHUP (what was applied is rolled back; exit 130).
+        Any of these with exit code :data:`harmless.errors.EXIT_UNFINISHED` when the rollback did not finish (the
+        journal is left for ``harmless down``).
     """
     src = inventory_path
     inv = load_inventory(inventory_path)

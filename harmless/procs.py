@@ -40,6 +40,10 @@ def run(argv: Sequence[str], *, netns: str | None = None, stdin: str | None = No
         fix: str = "", where: str | None = None) -> subprocess.CompletedProcess:
     """Run ``argv`` (in ``netns`` if given) and capture its text output.
 
+    The command runs in a session of its own: the SIGINT of a Ctrl-C and the SIGHUP of a closed terminal reach
+    harmless (which finishes the step in flight, :mod:`harmless.journal`), never the ``ovs-vsctl`` or ``ip`` it is
+    running at that moment.
+
     Args:
         argv: the command and its arguments (no shell).
         netns: a network namespace to run it in (``ip netns exec``).
@@ -61,7 +65,8 @@ def run(argv: Sequence[str], *, netns: str | None = None, stdin: str | None = No
     full = in_netns(argv, netns)
     what = where or " ".join(str(a) for a in full[:5 if netns else 3])
     try:
-        p = subprocess.run(full, input=stdin, capture_output=True, text=True, env=env, timeout=timeout)
+        p = subprocess.run(full, input=stdin, capture_output=True, text=True, env=env, timeout=timeout,
+                           start_new_session=True)
     except FileNotFoundError:
         raise error(what, f"{full[0]}: command not found", "run packaging/install.sh") from None
     except subprocess.TimeoutExpired:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
+from harmless.conformance import Difference
 from harmless.errors import Finding
 from harmless.otc.reach import ControllerCheck
 from harmless.ownership import SwitchRevert
@@ -100,6 +101,8 @@ class UpResult(_Result):
         failed: the switches that failed and were rolled back alone.
         controllers_connected: per br-of the connected controller targets.
         controllers_missing: why no controller connected (``--keep-on-no-controller``), else None.
+        commit_confirm: per switch this run committed to, True when the commit was commit-confirm (the switch
+            would have reverted by itself), False when it was a plain commit (the switch cannot commit-confirm).
     """
 
     plan: dict
@@ -110,6 +113,7 @@ class UpResult(_Result):
     failed: list[str]
     controllers_connected: dict[str, list[str]]
     controllers_missing: str | None = None
+    commit_confirm: dict[str, bool] = Field(default_factory=dict)
 
 
 class DownResult(_Result):
@@ -206,7 +210,9 @@ class PortStatus(_Result):
 
 class SwitchStatus(OmitWhenNone, _Result):
     """One deployed switch in ``harmless status``: its br-of, ports, controllers (as
-    :func:`harmless.otc.bridges.port_status` reports them) and trunks; ``error`` when OVS could not be read."""
+    :func:`harmless.otc.bridges.port_status` reports them) and trunks; ``error`` when OVS could not be read;
+    ``differences`` how the device differs from what HARMLESS deployed (:func:`harmless.conformance.check`; ``[]``
+    as deployed, left out when the device was not read); ``device_error`` why the device could not be read."""
 
     name: str
     bridge: str
@@ -215,7 +221,9 @@ class SwitchStatus(OmitWhenNone, _Result):
     controllers: list[dict]
     trunks: dict[str, dict]
     error: str | None = None
-    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("error",)
+    differences: list[Difference] | None = None
+    device_error: str | None = None
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("error", "differences", "device_error")
 
 
 class StatusReport(_Result):

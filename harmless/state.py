@@ -467,8 +467,9 @@ def lock(command: str | None = None, wait_s: float = 0.0) -> Iterator[None]:
                               "wait for it to finish (harmless status shows what is deployed); the lock is released "
                               "automatically when that process ends") from None
         info = f"pid {os.getpid()}: {command or ' '.join(['harmless', *sys.argv[1:]])}"
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, info.encode(), 0)
+        with contextlib.suppress(OSError):   # who holds it is only shown to others: a full disk must not stop a down
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, info.encode(), 0)
         try:
             yield
         finally:

@@ -127,6 +127,13 @@ def original_for(sw: Switch, drv: SwitchDriver, facts: DeviceFacts, record: dict
         progress(f"{sw.name}: the retained backup {kept['file']} no longer matches the device, which carries no "
                  "HARMLESS VLAN; saving its config now as the new original")
         st.mark_superseded(sw.name, kept["file"])
+    elif ours and (other := retained_under_another_name(sw)) is not None:
+        raise InputError(sw.name, f"this switch ({sw.host}:{sw.port}) carries HARMLESS VLANs {ours[:5]} and its "
+                         f"original config is retained under the name {other['switch']} ({other['file']}): renamed "
+                         "in the inventory?",
+                         f"put its old name back (name: {other['switch']}) and run harmless up again; or run harmless "
+                         f"down (it gives {other['switch']} its original config back and removes the bridges), then "
+                         "harmless up with the new name")
     elif ours:
         raise InputError(sw.name, f"the running config already carries HARMLESS VLANs {ours[:5]} and no original "
                          "backup is retained, so it cannot be saved as the original",
@@ -134,6 +141,17 @@ def original_for(sw: Switch, drv: SwitchDriver, facts: DeviceFacts, record: dict
                          "changes by hand), then harmless up; harmless backups lists what HARMLESS saved")
     progress(f"saving the running config of {sw.name} (the original)")
     return st.save_backup(sw.name, text, role="original", record=record)
+
+
+def retained_under_another_name(sw: Switch) -> dict | None:
+    """The active original of the same device kept under another switch name (the switch was renamed in the
+    inventory): an index entry whose connection record has ``sw``'s driver, host and port, or None."""
+    for e in reversed(st.active_originals()):
+        rec = e.get("record") or {}
+        if e["switch"] != sw.name and (rec.get("driver"), rec.get("host"), rec.get("port")) == \
+                (sw.driver, sw.host, sw.port):
+            return e
+    return None
 
 
 def restore_device(drv: SwitchDriver, target: str) -> bool:

@@ -3,6 +3,7 @@
     step (method)      journal records
     check_reverts      (read-only: what an incremental up gives back, also whole switches removed from the inventory;
                        a change by hand to it stops here)
+    check_commit_confirm  (none: an explicit --revert-in on a switch without commit-confirm is refused here)
     begin              up.begin
     give_back_removed  per switch removed from the inventory: device.revert (its original, with the operator's changes
                        kept, as down does; rollback_to the pre-run backup)
@@ -14,7 +15,7 @@
     confirm            per commit-confirm switch: device.confirm
     mirror_links       (br-of ports of links already down start LINK_DOWN)
     save_state         state.save; then up.end
-    rollback           on any failure, SIGINT/SIGTERM or failed state write: rollback.begin, per touched switch
+    rollback           on any failure, SIGINT/SIGTERM/SIGHUP or failed state write: rollback.begin, per touched switch
                        device.restore, device.restored, server.remove, server.removed, state.clear, rollback.end
 
 The run's context (the inventory, the plan result, the open driver sessions, the previous state) is fixed when the
@@ -31,7 +32,7 @@ from pathlib import Path
 from harmless import fleet, journal, linkwatch
 from harmless import state as st
 from harmless.deployment import connect, ovs_ref, ref_record, server_ovs
-from harmless.errors import CommitError, DeviceError, HarmlessError, InputError, OvsError, report_lines
+from harmless.errors import EXIT_UNFINISHED, CommitError, DeviceError, HarmlessError, InputError, OvsError, report_lines
 from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
@@ -46,6 +47,9 @@ from harmless.state import DeploymentState
 from harmless.steps import (Progress, SwitchEvent, compute, error_line, mark_restored_quietly, original_for,
                             port_states, restore_device, restore_merged)
 
+#: commit-confirm timer (s) of ``up`` when ``--revert-in`` is not given, on switches that support commit-confirm
+DEFAULT_REVERT_IN = 300
+
 
 class UpRun:
     """One ``harmless up`` (the caller holds the state lock and has refused an unfinished journal).
@@ -56,13 +60,14 @@ class UpRun:
             :func:`harmless.orchestrator.up`.
     """
 
-    def __init__(self, inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent, revert_in: int,
+    def __init__(self, inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent, revert_in: int | None,
                  wait_controller: float, keep_on_no_controller: bool, only: set[str] | None = None):
         self.inv, self.src, self.progress, self.on_switch = inv, src, progress, on_switch
         self.only = only            # --switch: the switches this run reads and changes (None: every switch)
         self.chosen = [sw for sw in inv.switches if only is None or sw.name in only]
-        self.revert_in, self.wait_controller, self.keep_on_no_controller = revert_in, wait_controller, \
-            keep_on_no_controller
+        self.revert_asked = revert_in is not None       # an explicit --revert-in requires commit-confirm
+        self.revert_in = DEFAULT_REVERT_IN if revert_in is None else revert_in
+        self.wait_controller, self.keep_on_no_controller = wait_controller, keep_on_no_controller
         self.prev: DeploymentState | None = st.load()
         if self.prev and Path(self.prev.inventory).resolve() != Path(src).resolve():
             raise InputError(src, f"another deployment is up (from {self.prev.inventory})", "run harmless down first")
@@ -102,7 +107,8 @@ class UpRun:
             journal.check_interrupt("interrupted before any change; nothing was changed")
             self.check_reverts()
             try:
-                for step in (self.begin, self.give_back_removed, self.commit_switches, self.plan_server,
+                for step in (self.check_commit_confirm, self.begin, self.give_back_removed, self.commit_switches,
+                             self.plan_server,
                              self.build_server, self.verify, self.confirm, self.mirror_links, self.save_state,
                              self.prove_failed_back):
                     step()
@@ -116,6 +122,22 @@ class UpRun:
         self.j.record("up.end", outcome="up")
         self.j.close()
         return self.result()
+
+    def check_commit_confirm(self) -> None:
+        """Before any change: an explicit ``--revert-in`` asks for commit-confirm, so a switch this run would commit
+        to that cannot do it is refused (InputError, nothing changed); without it such a switch is committed plainly
+        and that is said (progress, and ``commit_confirm`` in the result). Never silently ignored."""
+        plain = {n: getattr(self.drivers[n], "commit_confirm_missing", "its driver has no commit-confirm")
+                 .format(name=self.drivers[n].name)
+                 for n, diff in self.res.diffs.items() if diff and not self.drivers[n].capabilities.commit_confirm}
+        if plain and self.revert_asked:
+            raise InputError("--revert-in", "commit-confirm was asked for, but " + "; ".join(
+                f"{n} cannot do it ({why})" for n, why in plain.items()) + "; nothing was changed",
+                "enable commit-confirm on the switch (IOS: archive / path flash:archive), or run up without "
+                "--revert-in: a plain commit, undone by HARMLESS's own rollback and harmless down")
+        for n, why in plain.items():
+            self.progress(f"{n}: committing without commit-confirm ({why}): the switch will not revert by itself; "
+                          "HARMLESS's rollback and harmless down are the way back")
 
     def check_reverts(self) -> None:
         """Before any change: the owned objects each switch's new tagging config no longer addresses (a port removed
@@ -440,7 +462,9 @@ class UpRun:
         for n in self.removed:
             results[n] = SwitchUp(status="failed", error=error_line(self.failed[n])) if n in self.failed else \
                 SwitchUp(status="given back")
+        confirmed = {n: self.drivers[n].capabilities.commit_confirm for n, did in self.committed.items() if did}
         return UpResult(plan=self.effective.to_dict(), diffs=self.res.diffs, changed=self.committed,
+                        commit_confirm=confirmed,
                         ovs=ref_record(self.state.ovs), results=results, failed=sorted(self.failed),
                         controllers_connected=self.connected, controllers_missing=self.missing)
 
@@ -463,10 +487,13 @@ class UpRun:
                                                  for n in self.touched) or "no switch was changed")
                     + ("; the previous deployment is rebuilt" if self.prev_plan else "; bridges removed")
                     if ok else "the rollback did not finish"),
-                "" if ok else "run harmless down to restore the original configs") from None
+                "" if ok else "run harmless down to restore the original configs",
+                exit_code=None if ok else EXIT_UNFINISHED) from None
         if isinstance(err, HarmlessError) and not isinstance(err, (InputError, CommitError)) and self.touched:
             err.problem += (" (rolled back: device config restored, bridges removed)" if ok else
                             " (the rollback did not finish: run harmless down)")
+        if isinstance(err, HarmlessError) and not ok:
+            err.exit_code = EXIT_UNFINISHED
         raise err
 
     def rollback(self, err: BaseException) -> bool:

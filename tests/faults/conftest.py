@@ -73,6 +73,52 @@ class FaultLab:
         self.log.append((args, fault, p.returncode, round(time.monotonic() - t0, 1)))
         return p
 
+    def cli_unread(self, *args: str, timeout: float = 240) -> int:
+        """Run ``harmless ARGS`` whose stdout and stderr nobody reads: both pipes are closed before it writes
+        (``harmless up | true`` with stderr too); returns its exit code."""
+        p = subprocess.Popen([sys.executable, "-m", "harmless.cli", *args], env=self.env(), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdout.close()
+        p.stderr.close()
+        rc = p.wait(timeout)
+        self.log.append((args, {"output": "closed"}, rc, 0.0))
+        return rc
+
+    def device(self, *commands: str) -> list[str]:
+        """Type ``commands`` on the emulated switch as an operator would (IOS: exec commands over SSH, each answer
+        read as it comes, so prompts like ``[confirm]`` can be answered; EOS: one eAPI request, text output)."""
+        from harmless import deployment
+        from harmless.inventory import load_inventory
+        d = deployment.connect(load_inventory(self.inventory).switches[0], "test")
+        try:
+            dev = d._dev().device
+            if self.info.get("vendor", "ios") == "eos" or not hasattr(dev, "send_command_timing"):
+                return [r.get("output", "") for r in dev.run_commands(["enable", *commands], encoding="text")[1:]]
+            out = []
+            for c in commands:
+                try:
+                    out.append(dev.send_command_timing(c, read_timeout=10))
+                except Exception as e:  # noqa: BLE001 - a reload ends the session, as on the real switch
+                    out.append(f"(session ended: {type(e).__name__})")
+                    break
+            return out
+        finally:
+            d.close()
+
+    def configure(self, *lines: str) -> None:
+        """Change the switch's running config by hand (IOS: ``configure terminal`` over SSH; EOS: eAPI)."""
+        if self.info.get("vendor", "ios") == "eos":
+            self.device("configure", *lines, "end")
+            return
+        from harmless import deployment
+        from harmless.inventory import load_inventory
+        d = deployment.connect(load_inventory(self.inventory).switches[0], "test")
+        try:
+            out = d._dev().device.send_config_set(list(lines))
+            assert "Invalid" not in out, out
+        finally:
+            d.close()
+
     def running_config(self) -> str:
         from harmless import deployment
         from harmless.inventory import load_inventory

@@ -44,6 +44,7 @@ def test_up_hairpins_all_traffic_and_down_restores_the_exact_config(lab3, capsys
 
     res = orch.up(str(lab3.inventory))
     assert res.changed == {"sw1": True}
+    assert res.commit_confirm == {"sw1": False}     # the lab's IOS has no archive: a plain commit, and it says so
     facts = lab3.driver().facts()
     assert {107, 108, 110} <= set(facts.vlans)
     assert facts.ports["FastEthernet0/10"].access_vid == 110

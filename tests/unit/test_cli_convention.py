@@ -406,7 +406,7 @@ def test_recover_dry_run_says_what_it_would_do_and_changes_nothing(monkeypatch, 
 
 def test_the_error_kinds_exit_with_the_documented_codes():
     """errors.py's and state/journal's exit codes are the rows of docs/cli.md's table (clikit's EXIT_*)."""
-    from harmless import clikit, journal, state
+    from harmless import clikit, errors, journal, state
     from harmless.errors import DeviceError, HarmlessError, InputError, NothingToDo, OvsError
     assert NothingToDo.exit_code == clikit.EXIT_OK == 0
     assert HarmlessError.exit_code == DeviceError.exit_code == OvsError.exit_code == state.LockedError.exit_code \
@@ -414,6 +414,7 @@ def test_the_error_kinds_exit_with_the_documented_codes():
     assert InputError.exit_code == state.StateError.exit_code == clikit.EXIT_INPUT == 2
     assert journal.Interrupted.exit_code == clikit.EXIT_INTERRUPTED == 130
     assert (cli.EXIT_PARTIAL, cli.EXIT_NO_CONTROLLER) == (3, 4)
+    assert errors.EXIT_UNFINISHED == clikit.EXIT_UNFINISHED == 6 and clikit.EXIT_DIFFERS == 7    # issue #22
     table = Path(__file__).parents[2].joinpath("docs", "cli.md").read_text()
-    for code in (0, 1, 2, 3, 4, 130):
+    for code in (0, 1, 2, 3, 4, 5, 6, 7, 130):
         assert f"\n| {code} | " in table, code

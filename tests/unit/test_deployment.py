@@ -45,7 +45,7 @@ def test_results_dump_with_the_keys_json_always_printed():
     up = UpResult(plan={"switches": []}, diffs={"sw1": ""}, changed={"sw1": False}, ovs={"private": True},
                   results={"sw1": SwitchUp(status="unchanged")}, failed=[], controllers_connected={})
     assert list(up.model_dump(mode="json")) == ["plan", "diffs", "changed", "ovs", "results", "failed",
-                                                "controllers_connected", "controllers_missing"]
+                                                "controllers_connected", "controllers_missing", "commit_confirm"]
     assert up.model_dump(mode="json")["results"] == {"sw1": {"status": "unchanged", "error": None}}
     down = DownResult(restored={"sw1": True}, config_restored=True, ports_restored={"sw1": []}, server=["x"])
     assert list(down.model_dump()) == ["restored", "config_restored", "ports_restored", "server", "kept", "discarded",
