@@ -237,23 +237,35 @@ def _print_up(r, n: int) -> None:
 def _print_down(r) -> None:
     """What ``harmless down`` did (an :class:`harmless.results.DownResult`), for people."""
     for name, ok in r.restored.items():
+        if name in r.origins:
+            out.print(f"{name}: original from {escape(r.origins[name])}", highlight=False, soft_wrap=True)
         out.print(f"{name}: running config " + ("[green]equals the saved original[/green]" if ok else
                                                  "[red]differs from the saved original[/red]")
                   + ("" if r.ports_restored.get(name) else "; every port has its original mode and VLANs"))
+    for line in [*r.copies, *r.notes]:
+        out.print(escape(line), highlight=False, soft_wrap=True)
     out.print("; ".join(dict.fromkeys(r.server or ["no bridges were left"])))
 
 
 @main.command()
+@inventory_option(False, "inventory YAML file: also give back every switch of it that this machine does not know "
+                         "(a fresh machine, a lost state directory), from the copy of its original kept on the "
+                         "switch or in originals.directory, once its SHA-256 verifies")
 @quiet_option()
 @json_option()
 @handle_errors
-def down(quiet, as_json):
+def down(inventory, quiet, as_json):
     """Restore every switch's exact original configuration and remove the bridges.
 
     Works from whatever is left: the state, the journal of an interrupted up/down (Ctrl-C, kill, power loss), and
     the retained original backups (so a lost or corrupt state file loses nothing). Each device must equal its
     original byte for byte before the bridges are removed and HARMLESS's private Open vSwitch is stopped.
     Nothing deployed: says so, exit 0 (with --json the empty result: no switch restored, nothing removed).
+
+    With -i INVENTORY it also works on a machine that never saw the deployment: each migrated switch of the
+    inventory gets back the original HARMLESS kept on the switch itself (or in originals.directory), after its
+    SHA-256 is verified; it says where each came from. A copy that does not verify is refused and nothing changes.
+    Once a switch is proven back, the copies of its original are removed.
     """
     _need_root()
     from harmless import orchestrator
@@ -264,9 +276,12 @@ def down(quiet, as_json):
         n = len(s.switches) if (s := st.load()) else 0
     except st.StateError:
         n = 0
+    if inventory and not n:
+        from harmless.inventory import load_inventory
+        n = len(load_inventory(inventory).switches)
     try:
         with _fleet_bar(n, quiet or as_json, "harmless down") as on_switch:
-            r = orchestrator.down(_progress(quiet or as_json), on_switch=on_switch)
+            r = orchestrator.down(_progress(quiet or as_json), on_switch=on_switch, inventory_path=inventory)
     except NothingToDo as e:
         if not as_json:
             raise                    # handle_errors: the line, exit 0

@@ -10,18 +10,19 @@ backup index's active originals (a lost or corrupt state.json does not lose the 
 """
 from __future__ import annotations
 
-from harmless import fleet, journal
+from harmless import fleet, journal, originals
 from harmless import state as st
 from harmless.deployment import connect, ovs_from_ref, ovs_ref, ref_record, state_ovs
 from harmless.errors import CommitError, NothingToDo
-from harmless.inventory import Switch
+from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.ovs import Ovs
 from harmless.plan import Plan
 from harmless.results import DownResult, RecoverResult
 from harmless.state import DeploymentState, StateError
-from harmless.steps import (Progress, SwitchEvent, mark_restored_quietly, port_differences, port_states,
-                            restore_device)
+from harmless.steps import (Progress, SwitchEvent, carries_harmless, drop_copies, mark_restored_quietly,
+                            port_differences, port_states, restore_device)
+from harmless.switch_drivers.base import SwitchDriver
 
 
 def _down_targets(s: DeploymentState | None, recs: list[dict] | None) -> dict[str, tuple[Switch, dict]]:
@@ -131,16 +132,34 @@ def recover_previous(recs: list[dict], s: DeploymentState, progress: Progress) -
     return RecoverResult(recovered="previous deployment", switches=sorted(targets))
 
 
+class Adopted:
+    """A switch ``down -i`` found migrated on a machine that does not know it, and the verified copy of its original
+    (:func:`harmless.originals.fetch`); ``drv`` is the open session it was read with."""
+
+    def __init__(self, sw: Switch, fetched: originals.Fetched, drv: SwitchDriver):
+        self.sw, self.fetched, self.drv = sw, fetched, drv
+
+
 class DownRun:
     """One ``harmless down`` (the caller holds the state lock).
 
+    Args:
+        inv: ``down -i``: the inventory; a switch of it that this machine does not know (no state, no retained
+            original: a fresh machine, the server's state directory lost) is given back the original found in its
+            copies (the switch's file store, ``originals.directory``), after verifying the SHA-256.
+
     Attributes (set by :meth:`gather`): ``state`` (None when missing or corrupt: ``corrupt`` holds why), ``recs``
     (the unfinished journal, None when finished), ``targets`` (:func:`_down_targets`), ``ovss``/``names`` (the OVS
-    instances and bridges to remove).
+    instances and bridges to remove), ``adopted`` (``down -i``: the switches given back from a copy), ``notes``
+    (what ``down -i`` passed over, and why).
     """
 
-    def __init__(self, progress: Progress, on_switch: SwitchEvent):
-        self.progress, self.on_switch = progress, on_switch
+    def __init__(self, progress: Progress, on_switch: SwitchEvent, inv: Inventory | None = None):
+        self.progress, self.on_switch, self.inv = progress, on_switch, inv
+        self.adopted: dict[str, Adopted] = {}
+        self.notes: list[str] = []
+        self.origins: dict[str, str] = {}
+        self.copies_removed: list[str] = []
         self.state: DeploymentState | None = None
         self.corrupt: StateError | None = None
         self.recs: list[dict] | None = None
@@ -151,9 +170,13 @@ class DownRun:
 
     def run(self) -> DownResult:
         """Every step in order. Raises as :func:`harmless.orchestrator.down`."""
-        self.gather()
-        self.begin()
-        result = self.restore_switches()
+        try:
+            self.gather()
+            self.begin()
+            result = self.restore_switches()
+        finally:
+            for a in self.adopted.values():       # sessions ``down -i`` opened and no restore used
+                a.drv.close()
         self.remove_server(result)
         self.clear_state()
         return result
@@ -174,20 +197,79 @@ class DownRun:
             self.corrupt = e
             self.progress(f"{e.where}: {e.problem}; restoring from the retained original backups")
         self.targets = _down_targets(self.state, self.recs)
+        if self.inv is not None:
+            self.find_copies()
         self.ovss, self.names = _server_refs(self.state, self.recs)
         server_left = any(o.ovsdb_running() or (o.private and o.vswitchd_running()) for o in self.ovss)
-        if not self.targets and not server_left and not self.state and not self.recs and self.corrupt is None:
+        if not self.targets and not self.adopted and not server_left and not self.state and not self.recs and \
+                self.corrupt is None:
             raise NothingToDo("harmless down", "nothing is deployed (no state, no unfinished run, no retained "
                               "original), nothing to do")
 
+    # ------------------------------------------------------------------ down -i on a machine that never saw it
+    def find_copies(self) -> None:
+        """Every switch of ``inv`` this machine does not know: read it; a migrated one (it carries HARMLESS VLANs) must
+        have a copy of its original that verifies, which becomes its target (:meth:`adopt`). Read-only.
+
+        Raises:
+            CopyError: a copy is refused (altered, damaged, contradicting another), or a migrated switch has none;
+                DeviceError: a switch cannot be reached. Nothing was changed.
+        """
+        todo = [sw for sw in self.inv.switches if sw.name not in self.targets]
+        outs = fleet.run_per_switch(todo, self._find_copy)
+        for sw in todo:
+            o = outs[sw.name]
+            if not o.ok:
+                for a in self.adopted.values():
+                    a.drv.close()
+                raise o.error
+
+    def _find_copy(self, sw: Switch) -> None:
+        drv = connect(sw, f"inventory: switch {sw.name}")
+        try:
+            ours = carries_harmless(drv.facts())
+            if not ours:
+                self.notes.append(f"{sw.name}: carries no HARMLESS VLAN (not migrated); left alone")
+                drv.close()
+                return
+            fetched = originals.fetch(sw.name, originals.places(sw.name, drv, self.inv.originals))
+        except BaseException:
+            drv.close()
+            raise
+        if fetched is None:
+            drv.close()
+            raise originals.CopyError(sw.name, f"carries HARMLESS VLANs {ours[:5]} but no copy of its original was "
+                                      "found (not on the switch, not in originals.directory)",
+                                      "restore the switch from your own backup, or run harmless down on the server "
+                                      "that migrated it; nothing was changed")
+        for w in fetched.warnings:
+            self.progress(f"{sw.name}: {w}")
+        self.adopted[sw.name] = Adopted(sw, fetched, drv)
+
+    def adopt(self) -> None:
+        """``original.adopt`` per switch found by :meth:`find_copies`: its verified copy becomes its retained original
+        here (backup index, with where the copies are), so a ``down`` killed after this point goes on from this
+        machine's own record."""
+        for name, a in sorted(self.adopted.items()):
+            f = a.fetched
+            self.origins[name] = (f"{f.location} (SHA-256 {f.manifest.sha256[:16]}... verified, saved "
+                                  f"{f.manifest.saved})")
+            self.progress(f"{name}: original from {self.origins[name]}")
+            self.j.record("original.adopt", switch=name, **{"from": f.location.model_dump()},
+                          sha256=f.manifest.sha256)
+            entry = st.save_backup(name, f.text, role="original", record=a.sw.model_dump(mode="json"))
+            st.set_copies(name, entry["file"], [loc.model_dump() for loc in [f.location, *f.also]])
+            self.targets[name] = (a.sw, entry)
+
     def begin(self) -> None:
-        """Archive an interrupted run's journal; ``down.begin``."""
+        """Archive an interrupted run's journal; ``down.begin``; adopt the originals ``down -i`` found."""
         if self.recs:
             self.progress(f"finishing after {journal.describe(self.recs)}")
             journal.archive("interrupted")
         self.j = journal.Journal("down", self.progress)
-        self.j.record("down.begin", switches=sorted(self.targets), bridges=self.names,
+        self.j.record("down.begin", switches=sorted({*self.targets, *self.adopted}), bridges=self.names,
                       ovs=next((ref_record(ovs_ref(o, "netdev")) for o in self.ovss if o.private), None))
+        self.adopt()
 
     def restore_switch(self, sw: Switch) -> tuple[bool, list[str]]:
         """``device.restore`` → ``device.restored``: config replace with the original, then prove it.
@@ -199,14 +281,19 @@ class DownRun:
         saved = st.read_backup(entry)
         self.progress(f"restoring the original config of {sw.name}")
         self.j.record("device.restore", switch=sw.name, to=entry)
-        drv = connect(sw, f"{self.state.inventory if self.state else 'state'}: switch {sw.name}")
+        a = self.adopted.pop(sw.name, None)
+        drv = a.drv if a else connect(sw, f"{self.state.inventory if self.state else 'state'}: switch {sw.name}")
         try:
             same = restore_device(drv, saved)
             before = self.state.ports_before.get(sw.name) if self.state else None
             diffs = port_differences(before, st.jsonable(port_states(drv.facts()))) if before is not None else []
+            self.j.record("device.restored", switch=sw.name, ok=same and not diffs)
+            if same and not diffs:
+                self.copies_removed += drop_copies(
+                    self.j, sw.name, drv, entry, self.recs,
+                    f"the running config equals the original (SHA-256 {entry['sha256']})", self.progress)
         finally:
             drv.close()
-        self.j.record("device.restored", switch=sw.name, ok=same and not diffs)
         return same, diffs
 
     def restore_switches(self) -> DownResult:
@@ -232,7 +319,8 @@ class DownRun:
             mark_restored_quietly(n, entry["file"])
         restored = {n: bool(o.ok and o.value[0]) for n, o in outs.items()}
         return DownResult(restored=restored, config_restored=all(restored.values()) if restored else False,
-                          ports_restored={n: o.value[1] for n, o in outs.items() if o.ok}, server=[])
+                          ports_restored={n: o.value[1] for n, o in outs.items() if o.ok}, server=[],
+                          origins=self.origins, copies=self.copies_removed, notes=self.notes)
 
     def remove_server(self, result: DownResult) -> None:
         """``server.remove`` → ``server.removed``: the bridges removed, HARMLESS's private OVS stopped."""

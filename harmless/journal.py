@@ -7,11 +7,15 @@ instant (SIGKILL, power loss) leaves an unfinished journal; ``harmless down`` / 
 (:func:`unfinished`) to know which switches may have been touched and what was built, and finish the rollback.
 
 Records (one JSON object per line): ``{"seq", "t" (UTC ISO), "op": "up"|"down"|"recover", "step", "pid", ...}``.
-Steps of ``up``: ``up.begin`` → per switch ``backup.saved`` → ``device.commit`` → ``device.committed`` →
+Steps of ``up``: ``up.begin`` → per switch ``backup.saved`` → [``original.store`` (``to``: the places off this
+server, ``sha256``) → ``original.stored``: a first migration's copy of the original, :mod:`harmless.originals`] →
+``device.commit`` → ``device.committed`` →
 ``server.build`` → ``server.built`` → ``verified`` → per switch ``device.confirm`` → ``state.save`` → ``up.end``;
 of a rollback: ``rollback.begin`` → per switch ``device.restore`` → ``device.restored`` → ``server.remove`` →
-``server.removed`` → ``state.clear`` → ``rollback.end``; of ``down``: ``down.begin`` → the same restore/remove
-steps → ``down.end``. A torn last line (power loss during the append) is ignored.
+``server.removed`` → ``state.clear`` → ``rollback.end``; of ``down``: ``down.begin`` → [``original.adopt``: ``down -i`` on
+a machine without the state takes a verified copy as the switch's original (``from``, ``sha256``)] → the same
+restore/remove steps → ``down.end``. After a switch is proven back (rollback or ``down``): ``original.remove``
+(``copies``, ``proof``) → ``original.removed``. A torn last line (power loss during the append) is ignored.
 
 Signals (:func:`interruptible`): SIGINT/SIGTERM only set a flag; the current device step (a commit, a restore)
 finishes, and the next *forward* record raises :class:`Interrupted` so the caller rolls back. Rollback records never
@@ -41,7 +45,7 @@ from harmless.errors import HarmlessError
 #: steps that undo (never interrupted, write failures tolerated)
 UNDO_STEPS = {"rollback.begin", "device.restore", "device.restored", "server.remove", "server.removed",
               "state.clear", "rollback.end", "down.begin", "down.end", "recover.begin", "recover.end",
-              "up.end", "backup.restored"}
+              "up.end", "backup.restored", "original.adopt", "original.remove", "original.removed"}
 
 
 class Interrupted(HarmlessError):

@@ -25,7 +25,7 @@ This module is the one entry point the CLI, the labs and the tests call; the ste
 """
 from __future__ import annotations
 
-from harmless import journal
+from harmless import journal, originals
 from harmless import state as st
 from harmless.down import DownRun, recover_previous
 from harmless.inventory import load_inventory
@@ -102,6 +102,7 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
     src = inventory_path
     inv = load_inventory(inventory_path)
     check_trunk_interfaces(inv, src)
+    originals.check_directory(inv.originals, f"{src}: originals")   # issue #23: the off-box copies' directory
     qos_check_kernel(inv, src)               # issue #15: linux-hfsc needs sch_hfsc in this kernel
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
@@ -110,8 +111,14 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
                      only).run()
 
 
-def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownResult:
+def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event,
+         inventory_path: str | None = None) -> DownResult:
     """``harmless down``: give every switch back its original config (in parallel), prove it, remove the bridges.
+
+    With ``inventory_path`` (``down -i``), also every switch of that inventory this machine does not know (a fresh
+    machine, the state directory lost): a migrated one gets back the original found in its copies (the switch's own
+    file store, ``originals.directory``; :mod:`harmless.originals`) once its SHA-256 verifies; a copy that does not
+    verify stops ``down`` before anything changes. Once a switch is proven back, its copies are removed.
 
     Works from whatever is there: the state, an unfinished journal of an interrupted ``up``/``down``, and the backup
     index's active originals (so a lost or corrupt state.json does not lose the originals). For every switch: config
@@ -127,10 +134,12 @@ def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownR
     Raises:
         NothingToDo: nothing is deployed (the CLI exits 0).
         LockedError: another harmless holds the state directory.
+        InputError: the inventory is invalid; CopyError: a copy of an original is refused (nothing changed).
         HarmlessError: a device could not be restored (the journal is kept so ``down`` can be retried).
     """
+    inv = load_inventory(inventory_path) if inventory_path else None
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
-        return DownRun(progress, on_switch).run()
+        return DownRun(progress, on_switch, inv).run()
 
 
 def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> RecoverResult:

@@ -87,12 +87,19 @@ class DownResult(_Result):
         config_restored: every device equals its original (False when there was no switch to restore).
         ports_restored: per switch the ports whose mode/VLANs differ from before ``up`` (empty: all back).
         server: what was removed or stopped on the server.
+        origins: ``down -i``: per switch given back from a copy, where the original came from (the copy, its SHA-256
+            verified).
+        copies: the copies of originals removed once their switch was proven back (or left, and why).
+        notes: ``down -i``: switches of the inventory passed over, and why.
     """
 
     restored: dict[str, bool]
     config_restored: bool
     ports_restored: dict[str, list[str]]
     server: list[str]
+    origins: dict[str, str] = Field(default_factory=dict)
+    copies: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
 
 
 class RecoverResult(_Result):
