@@ -204,7 +204,8 @@ class DownRun:
         if not self.targets and not self.adopted and not server_left and not self.state and not self.recs and \
                 self.corrupt is None:
             raise NothingToDo("harmless down", "nothing is deployed (no state, no unfinished run, no retained "
-                              "original), nothing to do")
+                              "original" + (", no migrated switch in the inventory: " + "; ".join(self.notes)
+                                            if self.notes else "") + "), nothing to do")
 
     # ------------------------------------------------------------------ down -i on a machine that never saw it
     def find_copies(self) -> None:
