@@ -237,12 +237,12 @@ def _print_up(r, n: int) -> None:
 def _print_down(r) -> None:
     """What ``harmless down`` did (an :class:`harmless.results.DownResult`), for people."""
     for name, ok in r.restored.items():
-        if name in r.origins:
+        if name in (r.origins or {}):
             out.print(f"{name}: original from {escape(r.origins[name])}", highlight=False, soft_wrap=True)
         out.print(f"{name}: running config " + ("[green]equals the saved original[/green]" if ok else
                                                  "[red]differs from the saved original[/red]")
                   + ("" if r.ports_restored.get(name) else "; every port has its original mode and VLANs"))
-    for line in [*r.copies, *r.notes]:
+    for line in [*(r.copies or []), *(r.notes or [])]:
         out.print(escape(line), highlight=False, soft_wrap=True)
     out.print("; ".join(dict.fromkeys(r.server or ["no bridges were left"])))
 

@@ -321,7 +321,8 @@ class DownRun:
         restored = {n: bool(o.ok and o.value[0]) for n, o in outs.items()}
         return DownResult(restored=restored, config_restored=all(restored.values()) if restored else False,
                           ports_restored={n: o.value[1] for n, o in outs.items() if o.ok}, server=[],
-                          origins=self.origins, copies=self.copies_removed, notes=self.notes)
+                          origins=self.origins or None, copies=self.copies_removed or None,
+                          notes=self.notes or None)
 
     def remove_server(self, result: DownResult) -> None:
         """``server.remove`` → ``server.removed``: the bridges removed, HARMLESS's private OVS stopped."""

@@ -79,7 +79,7 @@ class UpResult(_Result):
     controllers_missing: str | None = None
 
 
-class DownResult(_Result):
+class DownResult(OmitWhenNone, _Result):
     """What ``harmless down`` did.
 
     Attributes:
@@ -88,18 +88,20 @@ class DownResult(_Result):
         ports_restored: per switch the ports whose mode/VLANs differ from before ``up`` (empty: all back).
         server: what was removed or stopped on the server.
         origins: ``down -i``: per switch given back from a copy, where the original came from (the copy, its SHA-256
-            verified).
-        copies: the copies of originals removed once their switch was proven back (or left, and why).
-        notes: ``down -i``: switches of the inventory passed over, and why.
+            verified); left out of the dump when None (no switch came from a copy).
+        copies: the copies of originals removed once their switch was proven back (or left, and why); left out when
+            None (there were none).
+        notes: ``down -i``: switches of the inventory passed over, and why; left out when None.
     """
 
     restored: dict[str, bool]
     config_restored: bool
     ports_restored: dict[str, list[str]]
     server: list[str]
-    origins: dict[str, str] = Field(default_factory=dict)
-    copies: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    origins: dict[str, str] | None = None
+    copies: list[str] | None = None
+    notes: list[str] | None = None
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("origins", "copies", "notes")
 
 
 class RecoverResult(_Result):
