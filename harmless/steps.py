@@ -144,8 +144,10 @@ def keep_copies(j: journal.Journal, sw: Switch, drv: SwitchDriver, entry: dict, 
     """
     where = originals.places(sw.name, drv, settings)
     if not where:
-        progress(f"{sw.name}: its original is kept on this server only ({drv.name} has no file store HARMLESS can "
-                 "use); name originals.directory in the inventory so that another machine can give it back")
+        why = "originals.on_switch is false" if not settings.on_switch else \
+            f"{drv.name} has no file store HARMLESS can use"
+        progress(f"{sw.name}: its original is kept on this server only ({why}); name originals.directory in the "
+                 "inventory so that another machine can give it back")
         return
     locs = [p.location().model_dump() for p in where]
     j.record("original.store", switch=sw.name, sha256=entry["sha256"], to=locs)
