@@ -21,6 +21,7 @@ from harmless import orchestrator as orch
 from harmless import originals
 from harmless import state as st
 from harmless.deployment import state_ovs
+from harmless.errors import NothingToDo
 from tests.lab.conftest import make_lab
 
 pytestmark = pytest.mark.lab
@@ -50,14 +51,21 @@ def _flash(lab) -> dict[str, str | None]:
 
 
 @pytest.fixture
-def server(tmp_path):
-    """The HARMLESS server's own state directory for one test (the lab's files stay in the module's)."""
+def server(olab, tmp_path):
+    """The HARMLESS server's own state directory for one test (the lab's files stay in the module's). Afterwards,
+    also when the test failed half-way, the switch is given back: by this server if it still has the deployment, else
+    by a down -i from another empty state directory."""
     with st.using(tmp_path / "server-state") as d:
         try:
             yield d
         finally:
             if d.exists() and st.load():
                 orch.down()
+    with st.using(tmp_path / "cleanup-state"):
+        try:
+            orch.down(inventory_path=str(olab.inventory))
+        except NothingToDo:
+            pass
 
 
 def _server_dies() -> None:
