@@ -18,8 +18,10 @@ A copy is used only when its text hashes to the SHA-256 recorded next to it (:fu
 (altered, truncated, damaged) is refused with :class:`CopyError`, unless another copy verifies with exactly the SHA-256
 the damaged one's manifest records. Copies that verify but hold different originals are refused too.
 
-The typed API (:class:`Place`, :func:`places`, :func:`store`, :func:`fetch`, :func:`remove`) is what ``up`` and
-``down`` call, and what a standby server calls to replicate and check originals.
+The typed API is what ``up`` and ``down`` call, and what a standby server calls to replicate and check originals:
+:func:`places` (where a switch's copies go, from the inventory) and :func:`places_of` (from recorded locations),
+:func:`store` (write, read back, verify), :func:`locate` (every copy, verified or not), :func:`fetch` (the one
+original to use, or :class:`CopyError`), :func:`verify` (a text against a :class:`Manifest`), :func:`remove`.
 """
 from __future__ import annotations
 
@@ -301,6 +303,12 @@ def look(place: Place) -> Found | None:
     return Found(location=loc, text=text, manifest=m)
 
 
+def locate(where: list[Place]) -> list[Found]:
+    """Every copy the places hold, each verified or with why not (nothing raised for a bad copy; :func:`fetch`
+    decides). Raises DeviceError / CopyError only when a place cannot be read at all."""
+    return [f for f in (look(p) for p in where) if f is not None]
+
+
 class Fetched(_M):
     """The original a machine found for one switch: ``text`` (verified), ``manifest``, ``location`` (the copy used),
     ``also`` (other copies that verified with the same SHA-256), ``warnings`` (damaged copies passed over)."""
@@ -320,7 +328,7 @@ def fetch(switch: str, where: list[Place]) -> Fetched | None:
             copies hold different originals (nothing is used; the message names each copy and the fix).
         DeviceError: the switch cannot be read.
     """
-    found = [f for f in (look(p) for p in where) if f is not None]
+    found = locate(where)
     good = [f for f in found if f.text is not None]
     bad = [f for f in found if f.text is None]
     shas = {f.manifest.sha256 for f in good}
