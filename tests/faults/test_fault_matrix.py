@@ -299,15 +299,21 @@ def test_damaged_state_after_up(flab, damage):
 def test_concurrent_up_is_refused(flab):
     fl = flab
     holder: dict = {}
+    release = fl.state.parent / "release-the-first-up"
+    release.unlink(missing_ok=True)
 
-    def first():
-        holder["r"] = fl.cli(*up_args(fl), at="device.commit", exec="sleep 6")   # the slow up under test
+    def first():       # the up under test holds the lock at device.commit until both others were refused
+        holder["r"] = fl.cli(*up_args(fl), at="device.commit",
+                             exec=f"for i in $(seq 1200); do [ -e {release} ] && break; sleep 0.1; done")
 
     t = threading.Thread(target=first)
     t.start()
     wait_for(lambda: (fl.state / "journal.jsonl").exists(), 60, "the first up's journal (it holds the lock)")
-    second = fl.cli(*up_args(fl))
-    w = fl.cli("down")
+    try:
+        second = fl.cli(*up_args(fl))
+        w = fl.cli("down")
+    finally:
+        release.touch()
     t.join()
     assert second.returncode == 1 and "holds the lock" in second.stderr and "pid" in second.stderr, second.stderr
     assert w.returncode == 1 and "holds the lock" in w.stderr, w.stderr
