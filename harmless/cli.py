@@ -23,8 +23,8 @@ from rich.text import Text
 from harmless import __version__
 # the shared helpers live in harmless.clikit: component command groups import them from there, never from here
 from harmless.clikit import (EXIT_FAILURE, EXIT_NO_CONTROLLER, EXIT_PARTIAL, Col, config_option, dry_run_option, err,
-                             handle_errors, inventory_option, json_option, out, pick_switch, print_table,
-                             quiet_option, split_configs, switch_option)
+                             handle_errors, inventory_option, json_option, out, pick_switch, print_findings,
+                             print_table, quiet_option, split_configs, switch_option)
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 
@@ -71,22 +71,69 @@ def main():
 
 
 # ----------------------------------------------------------------------------- plan / up / down / status
-def _print_plan(res) -> None:
+def _keep_notes(sp) -> list[str]:
+    """One note per kept feature (inventory keep, preflight), naming every port that keeps it."""
     from harmless.preflight import KEEP_CONSEQUENCE
+    by_feature: dict[str, list[str]] = {}
+    for p in sp.ports:
+        for k in getattr(p, "keep", ()):
+            by_feature.setdefault(k, []).append(p.interface)
+    return [f"note: {', '.join(ports)} {'keeps' if len(ports) == 1 else 'keep'} {k} on the switch: "
+            f"{KEEP_CONSEQUENCE[k]}" for k, ports in by_feature.items()]
+
+
+def _controller_line(sp, checks) -> str:
+    """``controllers: tcp:IP:PORT (reachable, OpenFlow13 HELLO), ...`` with what the check from the server found."""
+    if not sp.controllers:
+        return "controllers: (none: br-of stays fail-secure, no flows)"
+    said = {c.target: c for c in checks if c.switch == sp.name}
+
+    def one(t: str) -> str:
+        c = said.get(t)
+        if c is None:
+            return t
+        if c.stage == "ok":
+            return f"{t} (reachable, {c.hello} HELLO)"
+        return f"{t} ({'not checked' if c.stage == 'unchecked' else 'unreachable' if not c.reachable else 'no HELLO'}"\
+               f": {c.reason})"
+    return "controllers: " + ", ".join(one(t) for t in sp.controllers)
+
+
+def _print_plan(res) -> None:
     for sp in res.plan.switches:
+        tunnels = any(p.l2pt for p in sp.ports)      # link-local protocols the switch tunnels (docs/transparency.md)
         print_table(f"{sp.name}: {sp.bridge} (datapath id {sp.datapath_id}, {', '.join(sp.protocols)})",
-                    [Col("legacy port"), Col("OpenFlow port", "right"), Col("VID"), Col("trunk")],
+                    [Col("legacy port"), Col("OpenFlow port", "right"), Col("VID"), Col("trunk")]
+                    + ([Col("tunnelled")] if tunnels else []),
                     [[p.interface, str(p.ofport), f"{p.vid} (S-tag {sp.stag_tpid:#06x}, QinQ)" if p.qinq
-                      else str(p.vid), p.trunk] for p in sp.ports])
-        for p in sp.ports:                  # features the legacy switch keeps running (inventory keep, preflight)
-            for k in getattr(p, "keep", ()):
-                out.print(f"note: {p.interface} keeps {k} on the switch: {KEEP_CONSEQUENCE[k]}", highlight=False,
-                          markup=False)
-        out.print(f"controllers: {', '.join(sp.controllers) or '(none: br-of stays fail-secure, no flows)'}")
-        diff = res.diffs.get(sp.name, "")
-        out.print(f"[bold]switch config diff for {sp.name}[/bold]" + ("" if diff else ": (none, already configured)"))
-        if diff:
-            out.print(diff, highlight=False, markup=False)
+                      else str(p.vid), p.trunk] + ([", ".join(p.l2pt) or "-"] if tunnels else []) for p in sp.ports])
+        for line in _keep_notes(sp):
+            out.print(line, highlight=False, markup=False)
+        for tr in sp.trunks:
+            out.print(f"trunk {tr.switch_port} -> {tr.server_interface}: VIDs {','.join(map(str, tr.vids)) or '-'}"
+                      + (" (shared: its other VLANs stay)" if tr.shared else "")
+                      + (" (shut down now: the plan brings it up)" if tr.bring_up else ""), highlight=False,
+                      markup=False)
+        out.print(_controller_line(sp, res.controllers), highlight=False, markup=False)
+        print_findings([f for f in res.findings if f.switch == sp.name], out)
+        _print_change(res, sp.name)
+    print_findings([f for f in res.findings if f.switch not in {sp.name for sp in res.plan.switches}], out)
+
+
+def _print_change(res, name: str) -> None:
+    """The switch's full diff (removals and additions per block), else the device's own diff."""
+    change = res.changes.get(name)
+    if change is not None:
+        out.print(f"[bold]switch config diff for {name}[/bold] ("
+                  + ("none, already configured" if change.empty else f"- removed, + added: {change.summary()}")
+                  + ")")
+        if not change.empty:
+            out.print(change.text(), highlight=False, markup=False, end="")
+        return
+    diff = res.diffs.get(name, "")
+    out.print(f"[bold]switch config diff for {name}[/bold]" + ("" if diff else ": (none, already configured)"))
+    if diff:
+        out.print(diff, highlight=False, markup=False)
 
 
 def _inventory_switches(inventory: str, switch: str | None) -> tuple[object, set[str] | None]:
@@ -534,6 +581,8 @@ def ports(inventory, switch, configs, driver, quiet, as_json):
     for name, model in models.items():
         title, cols, rows = ports_mod.table_rows(name, model)
         print_table(title, [Col(h, free=h == "description") for h in cols], rows)
+        for line in model.unparsed:                  # lines the reader could not place on a port: never dropped
+            out.print(f"{name}: cannot read {line}", markup=False, highlight=False)
 
 
 @main.group()
@@ -560,11 +609,17 @@ def lab():
 @click.option("--vtp-server", is_flag=True,
               help="ios: leave the switch in VTP server mode, the IOS default (plan/up then refuse it unless the "
                    "inventory says vtp: allow; docs/preflight.md); default: vtp mode transparent")
+@click.option("--platform", type=click.Choice(["2960", "3750", "me3750"]), default="2960", show_default=True,
+              help="ios: the emulated Catalyst: 2960 (dot1q-only, no Layer 2 protocol tunnelling), 3750 (tunnels "
+                   "CDP, STP, VTP, LACP, PAgP, UDLD), me3750 (a 3750 Metro: LLDP too)")
+@click.option("--l2pt", default="", metavar="PROTOCOLS",
+              help="for --inventory-out: link-local protocols the switch tunnels for every port, e.g. lldp or "
+                   "lldp,stp (docs/transparency.md; the platform must tunnel them)")
 @quiet_option()
 @json_option("the lab's switch, hosts and trunk as one JSON object")
 @handle_errors
 def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, tls_dir, server_netns, reject, vendor, vtp_server,
-               quiet, as_json):
+               platform, l2pt, quiet, as_json):
     """Start the lab: emulated switch sw1, its data plane, hosts on its access ports, trunk to this server."""
     _need_root()
     from harmless.errors import InputError
@@ -576,12 +631,15 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, tls_dir, server
         raise InputError("--hosts", f"{hosts!r} is not a comma-separated list of port numbers", "e.g. 7,8,10")
     info = topology.lab_up(topology.LabSpec(name=name, ssh_port=ssh_port, hosts=host_ports, reject=tuple(reject),
                                             server_netns=server_netns, vendor=vendor,
-                                            vtp_transparent=not vtp_server),
+                                            vtp_transparent=not vtp_server, platform=platform),
                            _progress(quiet or as_json))
     if inventory_out:
         import yaml
+        inv = topology.inventory(info, list(controller), tls=tls)
+        if l2pt:
+            inv["switches"][0]["l2pt"] = [x.strip() for x in l2pt.split(",") if x.strip()]
         with open(inventory_out, "w") as f:
-            yaml.safe_dump(topology.inventory(info, list(controller), tls=tls), f, sort_keys=False)
+            yaml.safe_dump(inv, f, sort_keys=False)
     if as_json:
         click.echo(json.dumps(info))
         return

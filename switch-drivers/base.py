@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.models import parse_model
+from harmless.switch_drivers.portmodel import with_management
 
 if TYPE_CHECKING:
     from harmless.switch_drivers.portmodel import SwitchModel
@@ -37,6 +38,14 @@ class Capabilities:
             ``(0x8100,)`` for Cisco dot1q-tunnel, ``(0x88a8, 0x8100)`` where the trunk's TPID is configurable
             (IEEE 802.1ad S-tag TPID is 0x88a8). Empty when ``qinq`` is False.
         link_state: ``link_states()`` is implemented (used for link-state mirroring to br-of).
+        l2pt: link-local protocols the device can tunnel through an access port's VLAN (names of
+            :data:`harmless.switch_drivers.l2pt.PROTOCOLS`); None = the driver cannot tell for this model (the
+            device itself rejects what it cannot do, at commit).
+        l2pt_mac: the destination MAC tunnelled PDUs carry on the trunk (:data:`~.l2pt.TUNNEL_MAC` on Cisco and
+            Junos, which rewrite it), or None where they keep their own (Arista's L2 protocol forwarding).
+        l2pt_source: the vendor document the protocol list comes from (for ``plan``'s ``l2pt-unsupported`` warning).
+        l2pt_caveat: what the operator must check for tunnelling to work that HARMLESS does not configure (a
+            ``plan`` warning, ``l2pt-caveat``, whenever a port tunnels something), '' when nothing.
     """
 
     commit_confirm: bool = False
@@ -45,6 +54,10 @@ class Capabilities:
     lag: bool = False
     stag_tpids: tuple[int, ...] = ()
     link_state: bool = False
+    l2pt: tuple[str, ...] | None = ()
+    l2pt_mac: str | None = None
+    l2pt_source: str = ""
+    l2pt_caveat: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,12 +112,16 @@ class AccessPortChange:
     With ``qinq`` the port becomes an 802.1ad customer port instead (Cisco/Arista ``switchport mode dot1q-tunnel``,
     Junos ``input-vlan-map push``): every frame, tagged by the customer or not, gets the outer S-tag ``vid`` on the
     trunk and customer C-tags pass through untouched. Only for drivers with ``capabilities.qinq``.
+
+    ``l2pt`` names the link-local protocols the device tunnels for the port (:mod:`.l2pt`; ``()``: none, and any
+    tunnelling the port had before is removed).
     """
 
     interface: str
     vid: int
     vlan_name: str
     qinq: bool = False
+    l2pt: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,11 +130,18 @@ class TrunkChange:
 
     ``stag_tpid`` is the TPID of the outer tag of QinQ ports' traffic on this trunk (0x8100 or 0x88a8); drivers
     whose device cannot set it leave the device default (which must then be in ``capabilities.stag_tpids``).
+
+    ``shared``: the port keeps the VLANs it carries (inventory ``shared: true``): ``vids`` are *added* (IOS/EOS
+    ``switchport trunk allowed vlan add``, Junos ``vlan members`` without deleting the old ones; ProCurve is
+    additive anyway). ``bring_up``: the port is administratively down and is brought up (IOS/EOS ``no shutdown``,
+    Junos ``delete interfaces X disable``, ProCurve ``interface X enable``).
     """
 
     interface: str
     vids: tuple[int, ...]
     stag_tpid: int = 0x8100
+    shared: bool = False
+    bring_up: bool = False
 
 
 class SwitchDriver(abc.ABC):
@@ -214,14 +238,45 @@ class SwitchDriver(abc.ABC):
         """What every port is now: the :class:`~.portmodel.SwitchModel` of the running config. Read-only.
 
         The default parses :meth:`running_config` with :func:`..models.parse_model`; drivers whose model also
-        needs ``show`` output (VTP status, port-channel summary) override this to pass it.
+        needs ``show`` output (VTP status, port-channel summary) override this to pass it. The SVI carrying
+        :attr:`host` is marked ``management`` (:func:`..portmodel.with_management`).
 
         Raises:
             DeviceError: the device cannot be read.
             NotImplementedError: the driver has no port model.
             ValueError: the running config does not parse (message says where).
         """
-        return parse_model(self.port_model_syntax or self.name, self.running_config())
+        return with_management(parse_model(self.port_model_syntax or self.name, self.running_config()), self.host)
+
+    # ------------------------------------------------------------------ offline (a saved config for the device)
+    def saved_capabilities(self) -> Capabilities:
+        """What planning assumes of this device when only its saved config is known (offline planning): the
+        static :attr:`capabilities`; a driver whose capabilities need a probe of the device overrides this with
+        the safe assumption (e.g. IOS without its archive: no commit-confirm)."""
+        return self.capabilities
+
+    def load_saved(self, config_text: str) -> DeviceFacts:
+        """Read a saved running config in place of the device (offline planning; no device access).
+
+        Afterwards :meth:`render` renders against this config as if :meth:`facts` had read it from the device.
+        What only the device knows is missing from the facts: ``model``, ``os_version``, ``session_port``, and
+        interfaces the config does not name.
+
+        Raises:
+            NotImplementedError: this driver cannot plan from a saved config.
+            ValueError: the text is not a configuration of this OS (message says where).
+        """
+        raise NotImplementedError(f"driver {self.name} cannot plan from a saved config")
+
+    def saved_diff(self, running: str, candidate: str) -> str:
+        """What merging ``candidate`` into the saved ``running`` config would change, computed here without the
+        device ('' when nothing); the same text this driver's :meth:`load_merge` reports where that diff is computed
+        locally.
+
+        Raises:
+            NotImplementedError: the driver's online diff is the device's own; the caller uses its generic one.
+        """
+        raise NotImplementedError
 
     def link_states(self) -> dict[str, str]:
         """Operational state per interface: ``{name: "up" | "down" | "admin-down"}``."""

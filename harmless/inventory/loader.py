@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from harmless.errors import InputError, did_you_mean
 from harmless.inventory.checks import check_inventory
 from harmless.inventory.model import Inventory
+from harmless.inventory.secrets import read_regular
 from harmless.netbox import fetch_switches
 
 #: bounds on reading an inventory, so that any file loads within 256 MiB and 5 s (issue #11): the file size, the
@@ -319,12 +320,14 @@ def load_inventory(path: str | Path) -> Inventory:
     """Read and validate an inventory file (UTF-8, at most :data:`MAX_INVENTORY_BYTES`).
 
     Raises:
-        InputError: file unreadable, too large, not UTF-8, or invalid (see :func:`parse_inventory`).
+        InputError: file unreadable, not a regular file (a directory, a FIFO: refused without blocking on it), too
+            large, not UTF-8, or invalid (see :func:`parse_inventory`).
     """
     p = Path(path)
     try:
-        with p.open("rb") as f:
-            raw = f.read(MAX_INVENTORY_BYTES + 1)
+        raw, _st = read_regular(p, MAX_INVENTORY_BYTES + 1)
+    except ValueError as e:
+        raise InputError(str(p), f"is {e}, not an inventory file", "pass the inventory YAML file with -i") from None
     except OSError as e:
         raise InputError(str(p), f"cannot read the inventory ({e.strerror})", "pass an existing file with -i") from e
     if len(raw) > MAX_INVENTORY_BYTES:

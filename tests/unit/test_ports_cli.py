@@ -77,7 +77,7 @@ def test_binary_file_is_bad_input(tmp_path):
 def _inventory(tmp_path, port):
     inv = {"switches": [{"name": "edge1", "driver": "procurve", "host": "127.0.0.1", "port": port,
                          "username": "manager", "password_env": "HL_PORTS_TEST_PW",
-                         "trunks": [{"switch_port": "25", "server_interface": "lo"}], "access_ports": ["7"]}]}
+                         "trunks": [{"switch_port": "25", "server_interface": "hl-trunk0"}], "access_ports": ["7"]}]}
     p = tmp_path / "inv.yaml"
     p.write_text(yaml.safe_dump(inv))
     return p
