@@ -270,6 +270,30 @@ def store(place: Place, text: str, owned: dict | None = None) -> Location:
     return place.location()
 
 
+def update_owned(place: Place, sha: str, owned: dict | None) -> Location:
+    """Rewrite the manifest in ``place`` with ``owned`` (what HARMLESS changed on the switch now), the original's
+    record unchanged; read it back.
+
+    Raises:
+        CopyError: no manifest there, one of another original (``sha`` differs), or it reads back differently;
+        DeviceError: the switch refused.
+    """
+    where = str(place.location(MANIFEST))
+    raw = place.read(MANIFEST)
+    if raw is None:
+        raise CopyError(where, "the copy's manifest is gone", "run harmless down, then harmless up, to store it again")
+    m = Manifest.parse(raw, where)
+    if m.sha256 != sha:
+        raise CopyError(where, f"it is the manifest of another original (SHA-256 {m.sha256[:16]}...)",
+                        "remove the copy by hand; run harmless down, then harmless up")
+    new = m.model_copy(update={"owned": owned})
+    place.write(MANIFEST, new.render())
+    back = place.read(MANIFEST)
+    if back is None or Manifest.parse(back, where) != new:
+        raise CopyError(where, "the manifest read back differs from what was written", "check the file store")
+    return place.location(MANIFEST)
+
+
 class Found(_M):
     """What one place holds: the verified original (``text``, None when it does not verify), its manifest (None
     when missing or damaged) and why it was refused (``problem``, None when it verified)."""
