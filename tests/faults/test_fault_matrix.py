@@ -21,11 +21,11 @@ from tests.conftest import wait_for
 pytestmark = pytest.mark.lab
 
 UP_STEPS = ["up.begin", "backup.saved", "original.store", "original.stored", "device.commit", "device.committed",
-            "server.build", "server.built", "verified", "device.confirm", "state.save", "up.end"]
+            "server.build", "server.built", "verified", "device.confirm", "state.save", "original.update", "up.end"]
 DOWN_STEPS = ["down.begin", "device.restore", "device.restored", "original.remove", "original.removed",
               "server.remove", "server.removed", "state.clear", "down.end"]
 #: steps after the last side effect of `up`: a SIGINT/SIGTERM there lets the run finish (nothing left to undo)
-UP_COMPLETES_AFTER = {"state.save", "up.end"}
+UP_COMPLETES_AFTER = {"state.save", "original.update", "up.end"}
 RESULTS: list[tuple[str, str, str]] = []
 
 

@@ -1,10 +1,12 @@
 """Issue #23 item 1 on the lab's emulated IOS switch: the original survives the server.
 
 ``up`` keeps a copy of each switch's original on the switch's own ``flash:`` (and, when the inventory names one, in
-an off-box directory). The server then dies (its OVS killed, its whole state directory deleted); ``harmless down -i
-inventory.yaml`` run as a new process with a fresh, empty state directory gives the switch back its byte-exact
-original from the switch's copy, says where it came from and removes the copies. A tampered copy is refused and
-changes nothing; with the switch's copy gone, the off-box copy does the same job.
+an off-box directory), with the record of what HARMLESS changed next to it. The server then dies (its OVS killed, its
+whole state directory deleted); ``harmless down -i inventory.yaml`` run as a new process with a fresh, empty state
+directory gives the switch back its byte-exact original from the switch's copy — with the operator's edits made
+since ``up`` kept, as ``down`` on the server would (issue #22's model) — says where it came from and removes the
+copies. A tampered copy is refused and changes nothing; with the switch's copy gone, the off-box copy does the same
+job.
 """
 from __future__ import annotations
 
@@ -83,26 +85,55 @@ def _fresh_down(inventory: str, tmp_path, *args: str) -> subprocess.CompletedPro
                           capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
 
 
+#: the operator's edits while migrated, outside what HARMLESS owns (ports 7, 8 and 10 are migrated)
+EDITS = ["vlan 555", "name ops", "interface FastEthernet0/12", "description printer room 2.14"]
+
+
+def _configure(lab, lines: list[str]) -> None:
+    drv = lab.driver()
+    try:
+        out = drv._dev().device.send_config_set(lines)
+        assert "Invalid input" not in out and "rejected" not in out, out
+    finally:
+        drv.close()
+
+
+def _replace(lab, text: str) -> None:
+    drv = lab.driver()
+    try:
+        drv.restore(text)
+        assert drv.running_config() == text
+    finally:
+        drv.close()
+
+
 def test_fresh_machine_restores_the_byte_exact_original_from_the_switch(olab, server, tmp_path):
     original = olab.running_config()
+    _configure(olab, EDITS)                       # the reference: the same edits on the unmigrated switch
+    edited = olab.running_config()
+    _replace(olab, original)
     inv = _inventory(olab, tmp_path)
     orch.up(inv, wait_controller=0)
     saved = st.load().backups["sw1"]
     copy = _flash(olab)
     assert copy[originals.ORIGINAL] is not None and olab.running_config() != original
     assert copy[originals.MANIFEST].startswith(f"{saved.sha256}  {originals.ORIGINAL}\n")
-    assert originals.verify(copy[originals.ORIGINAL], originals.Manifest.parse(copy[originals.MANIFEST], "")) \
-        == original
+    manifest = originals.Manifest.parse(copy[originals.MANIFEST], "")
+    assert originals.verify(copy[originals.ORIGINAL], manifest) == original
+    assert manifest.owned == st.load().owned["sw1"].model_dump(mode="json")     # HARMLESS's change, next to it
+    _configure(olab, EDITS)                       # the operator edits the migrated switch
 
     _server_dies()
     r = _fresh_down(inv, tmp_path)                                   # for people: where the original came from
     assert r.returncode == 0, r.stderr[-2000:]
     assert (f"sw1: original from the switch: sw1 flash:harmless-original.cfg (SHA-256 {saved.sha256[:16]}... "
             "verified") in r.stdout, r.stdout
-    assert "sw1: running config equals the saved original" in r.stdout
+    assert "HARMLESS's change is recorded next to it: the operator's later changes are kept" in r.stdout
+    assert "sw1: running config equals the original + 2 change(s) kept" in r.stdout, r.stdout
     assert "sw1: copy removed from the switch: sw1 flash:harmless-original.cfg" in r.stdout
-    assert olab.running_config() == original                          # byte for byte
+    assert olab.running_config() == edited                            # the original + the edits, byte for byte
     assert _flash(olab) == {originals.ORIGINAL: None, originals.MANIFEST: None}
+    _replace(olab, original)
     r = _fresh_down(inv, tmp_path, "--json")                         # again: nothing left to do
     assert r.returncode == 0 and json.loads(r.stdout)["restored"] == {}, r.stderr[-2000:]
     assert "nothing to do" in r.stderr and "sw1: carries no HARMLESS VLAN (not migrated); left alone" in r.stderr
