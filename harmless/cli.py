@@ -399,8 +399,15 @@ def down(inventory, dry_run, discard_changes, quiet, as_json):
     from harmless.ownership import DriftConflict
     from harmless.results import DownResult
     if dry_run:
-        p = orchestrator.down_preview(_progress(quiet or as_json), discard_changes=discard_changes,
-                                      inventory_path=inventory)
+        try:
+            p = orchestrator.down_preview(_progress(quiet or as_json), discard_changes=discard_changes,
+                                          inventory_path=inventory)
+        except NothingToDo as e:
+            if not as_json:
+                raise                    # handle_errors: the line, exit 0
+            err.print(escape(str(e)), highlight=False, soft_wrap=True)
+            from harmless.results import DownPreview
+            p = DownPreview(switches={})
         click.echo(json.dumps(p.model_dump(mode="json"))) if as_json else _print_preview(p)
         return
     try:

@@ -501,3 +501,19 @@ def test_a_config_that_does_not_parse_is_an_error_not_a_guess():
                     "system { host-name a; }\nvlans { hl107 { vlan-id 107; } }\n", None)
     with pytest.raises(ValueError, match="line"):
         ow.plan_down("sw1", own, syntax_for("junos"), "system { host-name a; }\n", "system { host-name a;\n", "o")
+
+
+def test_down_dry_run_with_nothing_deployed_exits_0(monkeypatch, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from harmless import cli
+    monkeypatch.setattr(cli, "_need_root", lambda: None)
+    env = {"HARMLESS_STATE_DIR": str(tmp_path)}
+    r = CliRunner().invoke(cli.main, ["down", "--dry-run"], env=env)
+    assert r.exit_code == 0 and "nothing is deployed" in r.stderr and r.stdout == ""
+    r = CliRunner().invoke(cli.main, ["down", "--dry-run", "--json"], env=env)
+    assert r.exit_code == 0 and json.loads(r.stdout) == {"switches": {}, "unreachable": {}, "bridges": [],
+                                                         "stop_ovs": [], "unfinished_journal": None, "blocked": False}
+    assert not (tmp_path / "journal.jsonl").exists() and not (tmp_path / "lock").exists()
