@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -127,6 +128,29 @@ class FaultLab:
             return d.running_config()
         finally:
             d.close()
+
+    def switch_copies(self) -> list[str]:
+        """The copy files of the original HARMLESS keeps on the switch's flash (issue #23) that exist now."""
+        from harmless import deployment, originals
+        from harmless.inventory import load_inventory
+        d = deployment.connect(load_inventory(self.inventory).switches[0], "test")
+        try:
+            return [n for n in (originals.ORIGINAL, originals.MANIFEST) if d.read_file(n) is not None]
+        finally:
+            d.close()
+
+    def server_dies(self) -> None:
+        """The server is gone: its private OVS daemons killed, every file of its state directory deleted (the
+        directory itself, a tmpfs mount point, stays as the fresh machine's empty state directory)."""
+        for pidf in (self.state / "ovs").rglob("*.pid"):
+            try:
+                os.kill(int(pidf.read_text().strip()), signal.SIGKILL)
+            except (ValueError, OSError):
+                pass
+        for child in self.state.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        for tap in self.server_bridges():          # the killed userspace datapath's tap devices: the dead box's
+            subprocess.run(["ip", "-n", self.info["server_netns"], "link", "del", tap], capture_output=True)
 
     def set_faults(self, **faults) -> None:
         """Runtime faults of the emulated switch (``reject``/``drop``/``slow``; none = clear)."""
