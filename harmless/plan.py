@@ -84,16 +84,43 @@ class SwitchPlan:
     max_backoff_ms: int = 1000
     inactivity_probe_ms: int = 5000
     tls: tuple[str, str, str] | None = None
+    #: active/standby servers (docs/high-availability.md), all unset without ``ha``: the heartbeat VLAN both servers'
+    #: trunks carry, the BFD interval (ms) and detect multiplier on it, the server this plan is built on, the other
+    #: server's trunk(s) (``trunks`` are this server's own), and whether this server is the switch's standby (its
+    #: br-of has no controller; the device carries the VLANs on ``peer_trunks``)
+    heartbeat_vid: int | None = None
+    heartbeat_ms: int = 100
+    heartbeat_mult: int = 3
+    server: str | None = None
+    peer_trunks: tuple[TrunkPlan, ...] = ()
+    standby: bool = False
 
     @property
     def has_qinq(self) -> bool:
         return any(p.qinq for p in self.ports)
 
+    @property
+    def live_controllers(self) -> tuple[str, ...]:
+        """The controller targets br-of connects to now: none on a standby server (docs/high-availability.md)."""
+        return () if self.standby else self.controllers
+
     def access_changes(self) -> list[AccessPortChange]:
         return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq) for p in self.ports]
 
     def trunk_changes(self) -> list[TrunkChange]:
-        return [TrunkChange(t.switch_port, t.vids, self.stag_tpid) for t in self.trunks]
+        """The trunks' config on the device for this plan.
+
+        Without ``ha`` each trunk carries its ``vids``. With ``ha`` the forwarding server's trunk (this server's, or
+        the peer's when ``standby``) carries every port VID and the heartbeat VID, the other one only the heartbeat
+        VID, and the trunk that carries no port VID comes first: a device that applies a candidate line by line
+        (IOS) takes the VLANs off one trunk before it puts them on the other, so two trunks never carry them at once.
+        """
+        if self.heartbeat_vid is None:
+            return [TrunkChange(t.switch_port, t.vids, self.stag_tpid) for t in self.trunks]
+        hb = self.heartbeat_vid
+        idle, carrying = (self.trunks, self.peer_trunks) if self.standby else (self.peer_trunks, self.trunks)
+        return [*[TrunkChange(t.switch_port, (hb,), self.stag_tpid) for t in idle],
+                *[TrunkChange(t.switch_port, tuple(sorted({*t.vids, hb})), self.stag_tpid) for t in carrying]]
 
 
 @dataclass(frozen=True)
@@ -110,6 +137,10 @@ class Plan:
 
     @staticmethod
     def from_dict(d: dict) -> "Plan":
+        def trunks(rows: list[dict]) -> tuple[TrunkPlan, ...]:
+            return tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
+                                   tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in rows)
+
         sws = []
         for s in d["switches"]:
             sws.append(SwitchPlan(
@@ -117,11 +148,13 @@ class Plan:
                 controllers=tuple(s["controllers"]),
                 ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ())), "qos": PortQos.from_dict(p.get("qos"))})
                             for p in s["ports"]),
-                trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
-                                       tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
+                trunks=trunks(s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0),
                 max_backoff_ms=s.get("max_backoff_ms", 1000), inactivity_probe_ms=s.get("inactivity_probe_ms", 5000),
-                tls=tuple(s["tls"]) if s.get("tls") else None))
+                tls=tuple(s["tls"]) if s.get("tls") else None,
+                heartbeat_vid=s.get("heartbeat_vid"), heartbeat_ms=s.get("heartbeat_ms", 100),
+                heartbeat_mult=s.get("heartbeat_mult", 3), server=s.get("server"),
+                peer_trunks=trunks(s.get("peer_trunks", [])), standby=s.get("standby", False)))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
@@ -149,6 +182,10 @@ def _trunk_options(t: Trunk) -> tuple[tuple[str, str], ...]:
     if t.type == "dpdkvhostuserclient":
         return (("vhost-server-path", t.vhost_server_path),)
     return ()
+
+
+#: a trunk's OVS interface options (``xdp-mode``, ``dpdk-devargs``, ``vhost-server-path``) as the plan records them
+trunk_options = _trunk_options
 
 
 def check_capabilities(sw: Switch, caps: Capabilities, where: str) -> int:

@@ -189,7 +189,7 @@ def settings_commands(rows: list[dict], max_backoff_ms: int, inactivity_probe_ms
 
 def apply_settings(ovs: Ovs, plan) -> None:
     """Write each br-of's ``max_backoff``/``inactivity_probe``/out-of-band onto its Controller rows (one txn)."""
-    ovs.transact([c for sp in plan.switches if sp.controllers
+    ovs.transact([c for sp in plan.switches if sp.live_controllers
                   for c in settings_commands(controller_rows(ovs, sp.bridge), sp.max_backoff_ms,
                                              sp.inactivity_probe_ms)])
 
@@ -297,7 +297,7 @@ def wait_controllers(ovs: Ovs, plan, timeout: float, poll: float = 0.2,
     """
     start_wall = time.time()
     end = time.monotonic() + timeout
-    todo = [sp for sp in plan.switches if sp.controllers]
+    todo = [sp for sp in plan.switches if sp.live_controllers]
     if todo:
         progress(f"waiting up to {timeout:g} s for a controller on " + ", ".join(sp.bridge for sp in todo))
     while True:
