@@ -23,8 +23,8 @@ from rich.text import Text
 from harmless import __version__
 # the shared helpers live in harmless.clikit: component command groups import them from there, never from here
 from harmless.clikit import (EXIT_FAILURE, EXIT_NO_CONTROLLER, EXIT_PARTIAL, Col, config_option, dry_run_option, err,
-                             handle_errors, inventory_option, json_option, out, pick_switch, print_table,
-                             quiet_option, split_configs, switch_option)
+                             handle_errors, inventory_option, json_option, out, pick_switch, print_findings,
+                             print_table, quiet_option, split_configs, switch_option)
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 
@@ -71,22 +71,67 @@ def main():
 
 
 # ----------------------------------------------------------------------------- plan / up / down / status
-def _print_plan(res) -> None:
+def _keep_notes(sp) -> list[str]:
+    """One note per kept feature (inventory keep, preflight), naming every port that keeps it."""
     from harmless.preflight import KEEP_CONSEQUENCE
+    by_feature: dict[str, list[str]] = {}
+    for p in sp.ports:
+        for k in getattr(p, "keep", ()):
+            by_feature.setdefault(k, []).append(p.interface)
+    return [f"note: {', '.join(ports)} {'keeps' if len(ports) == 1 else 'keep'} {k} on the switch: "
+            f"{KEEP_CONSEQUENCE[k]}" for k, ports in by_feature.items()]
+
+
+def _controller_line(sp, checks) -> str:
+    """``controllers: tcp:IP:PORT (reachable, OpenFlow13 HELLO), ...`` with what the check from the server found."""
+    if not sp.controllers:
+        return "controllers: (none: br-of stays fail-secure, no flows)"
+    said = {c.target: c for c in checks if c.switch == sp.name}
+
+    def one(t: str) -> str:
+        c = said.get(t)
+        if c is None:
+            return t
+        if c.stage == "ok":
+            return f"{t} (reachable, {c.hello} HELLO)"
+        return f"{t} ({'not checked' if c.stage == 'unchecked' else 'unreachable' if not c.reachable else 'no HELLO'}"\
+               f": {c.reason})"
+    return "controllers: " + ", ".join(one(t) for t in sp.controllers)
+
+
+def _print_plan(res) -> None:
     for sp in res.plan.switches:
         print_table(f"{sp.name}: {sp.bridge} (datapath id {sp.datapath_id}, {', '.join(sp.protocols)})",
                     [Col("legacy port"), Col("OpenFlow port", "right"), Col("VID"), Col("trunk")],
                     [[p.interface, str(p.ofport), f"{p.vid} (S-tag {sp.stag_tpid:#06x}, QinQ)" if p.qinq
                       else str(p.vid), p.trunk] for p in sp.ports])
-        for p in sp.ports:                  # features the legacy switch keeps running (inventory keep, preflight)
-            for k in getattr(p, "keep", ()):
-                out.print(f"note: {p.interface} keeps {k} on the switch: {KEEP_CONSEQUENCE[k]}", highlight=False,
-                          markup=False)
-        out.print(f"controllers: {', '.join(sp.controllers) or '(none: br-of stays fail-secure, no flows)'}")
-        diff = res.diffs.get(sp.name, "")
-        out.print(f"[bold]switch config diff for {sp.name}[/bold]" + ("" if diff else ": (none, already configured)"))
-        if diff:
-            out.print(diff, highlight=False, markup=False)
+        for line in _keep_notes(sp):
+            out.print(line, highlight=False, markup=False)
+        for tr in sp.trunks:
+            out.print(f"trunk {tr.switch_port} -> {tr.server_interface}: VIDs {','.join(map(str, tr.vids)) or '-'}"
+                      + (" (shared: its other VLANs stay)" if tr.shared else "")
+                      + (" (shut down now: the plan brings it up)" if tr.bring_up else ""), highlight=False,
+                      markup=False)
+        out.print(_controller_line(sp, res.controllers), highlight=False, markup=False)
+        print_findings([f for f in res.findings if f.switch == sp.name], out)
+        _print_change(res, sp.name)
+    print_findings([f for f in res.findings if f.switch not in {sp.name for sp in res.plan.switches}], out)
+
+
+def _print_change(res, name: str) -> None:
+    """The switch's full diff (removals and additions per block), else the device's own diff."""
+    change = res.changes.get(name)
+    if change is not None:
+        out.print(f"[bold]switch config diff for {name}[/bold] ("
+                  + ("none, already configured" if change.empty else f"- removed, + added: {change.summary()}")
+                  + ")")
+        if not change.empty:
+            out.print(change.text(), highlight=False, markup=False, end="")
+        return
+    diff = res.diffs.get(name, "")
+    out.print(f"[bold]switch config diff for {name}[/bold]" + ("" if diff else ": (none, already configured)"))
+    if diff:
+        out.print(diff, highlight=False, markup=False)
 
 
 def _inventory_switches(inventory: str, switch: str | None) -> tuple[object, set[str] | None]:

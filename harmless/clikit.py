@@ -29,7 +29,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from harmless.errors import HarmlessError, InputError, NothingToDo, did_you_mean
+from harmless.errors import HarmlessError, InputError, NothingToDo, Refused, did_you_mean, report_lines, summary
 
 
 class _Out(Console):
@@ -69,6 +69,10 @@ def handle_errors(fn):
         except NothingToDo as e:
             err.print(escape(str(e)), highlight=False, soft_wrap=True)
             sys.exit(EXIT_OK)
+        except Refused as e:                # every refusal at once, with the warnings and notes found with them
+            print_findings(e.findings, err)
+            err.print(f"{summary(e.findings)}: nothing was changed", highlight=False, soft_wrap=True)
+            sys.exit(e.exit_code)
         except HarmlessError as e:
             err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
             sys.exit(e.exit_code)
@@ -82,6 +86,18 @@ def handle_errors(fn):
                       "traceback)", highlight=False, soft_wrap=True)
             sys.exit(EXIT_FAILURE)
     return wrapper
+
+
+_COLOURS = {"error": "red", "warning": "yellow", "note": "cyan"}
+
+
+def print_findings(findings, console: Console | None = None) -> None:
+    """Print findings (:class:`harmless.errors.Finding`) one line each, ``error:``/``warning:``/``note:``, shared
+    explanations once (:func:`harmless.errors.report_lines`)."""
+    console = console or err
+    for label, text in report_lines(list(findings)):          # stderr: one line each, as every error line; stdout:
+        console.print(f"[{_COLOURS[label]}]{label}:[/] {escape(text)}", highlight=False,    # wrapped in a terminal
+                      soft_wrap=True if console is err else None)
 
 
 def need_root() -> None:

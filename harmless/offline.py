@@ -9,7 +9,8 @@ place of the device (facts, port model, what the render needs), ``render`` rende
 too: ProCurve's VLAN diff, Junos's set-path compare) or :func:`local_diff` gives the diff. Differences from online,
 by necessity:
 
-* the diff is computed locally, not by the device's own compare;
+* the device's own compare (``diffs``) is computed locally; the full diff ``plan`` prints (``changes``: removals and
+  additions) is computed the same way online and offline (:func:`harmless.plan.device_change`);
 * what only the device knows is missing: VLANs that live only in the VLAN database (a VTP server keeps VLANs
   1-1005 out of the running config; its VLAN database is taken to hold the VLANs its config references, which are
   avoided and counted as spanning-tree instances), the platform
@@ -28,7 +29,7 @@ from pathlib import Path
 from harmless import state as st
 from harmless.errors import DeviceError, InputError
 from harmless.inventory import Inventory, Switch
-from harmless.plan import Plan, make_plan
+from harmless.plan import Plan, device_change, plan_with_findings
 from harmless.results import PlanResult
 from harmless.switch_drivers import get_driver
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
@@ -159,7 +160,7 @@ def plan_offline(inv: Inventory, src: str, configs: dict[str, Path]):
     s = st.load()
     previous = Plan.from_dict(s.plan) if s and s.plan else None
     caps: dict[str, Capabilities] = {n: drivers[n].saved_capabilities() for n in facts}
-    plan = make_plan(inv, facts, previous, src, caps)
+    plan, findings = plan_with_findings(inv, facts, previous, src, caps)
     rendered = {}
     for sp in plan.switches:
         try:
@@ -168,4 +169,11 @@ def plan_offline(inv: Inventory, src: str, configs: dict[str, Path]):
             i = names[sp.name][0]
             raise InputError(f"{src}: switches[{i}]", str(e), "fix the inventory entry") from None
     diffs = {n: _diff(drivers[n], texts[n], c) for n, c in rendered.items()}
-    return PlanResult(plan, diffs, facts, rendered)
+    changes = {}
+    for n, c in rendered.items():       # the full diff, the same as online (removals and additions per block)
+        i = names[n][0]
+        change, more = device_change(names[n][1], texts[n], c, f"{src}: switches[{i}]")
+        findings += more
+        if change is not None:
+            changes[n] = change
+    return PlanResult(plan, diffs, facts, rendered, findings=findings, changes=changes)

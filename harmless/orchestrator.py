@@ -28,8 +28,10 @@ from __future__ import annotations
 from harmless import journal
 from harmless import state as st
 from harmless.down import DownRun, recover_previous
+from harmless.errors import Refused, raise_refusals
 from harmless.inventory import load_inventory
 from harmless.otc import controllers as controller_side
+from harmless.otc import reach
 from harmless.qos.deploy import check_kernel as qos_check_kernel
 from harmless.qos.live import finish as qos_live_finish
 from harmless.restore import restore_locked
@@ -44,16 +46,56 @@ __all__ = ["backups", "compute", "down", "plan", "recover", "recover_preview", "
 
 
 def plan(inventory_path: str, progress: Progress = quiet, only: set[str] | None = None) -> PlanResult:
-    """``harmless plan``: the port map and the device diff; nothing changes.
+    """``harmless plan``: the port map, every finding of every switch and the device diff; nothing changes.
+
+    The controllers are checked too (:func:`harmless.otc.reach.check_controllers`); an unreachable one is a
+    warning here (``up`` refuses it unless ``--no-wait``).
 
     ``only`` (``--switch``): plan just these switches of the inventory; the others are not contacted.
 
     Raises:
+        Refused: every refusal of every switch (an InputError), with the warnings and notes.
         InputError: bad inventory, secret or plan; DeviceError: a switch cannot be read.
     """
     inv = load_inventory(inventory_path)
-    res, _ = compute(inv, inventory_path, progress, only=only)
+    try:
+        res, _ = compute(inv, inventory_path, progress, only=only)
+    except Refused as e:
+        raise Refused([*e.findings, *_plan_controllers(inv, inventory_path, progress, only)[1]]) from None
+    res.controllers, found = _plan_controllers(inv, inventory_path, progress, only)
+    res.findings = [*res.findings, *found]
     return res
+
+
+def _plan_controllers(inv, src: str, progress: Progress, only: set[str] | None = None) -> tuple[list, list]:
+    """``plan``'s controller check: :func:`harmless.otc.reach.check_controllers` with its refusals as warnings."""
+    progress("checking the controllers from the server")
+    checks, found = reach.check_controllers(inv, src, only=only)
+    return checks, [f.model_copy(update={"severity": "warning", "problem": f.problem + "; up refuses this (unless "
+                                         "--no-wait)"}) if f.severity == "refusal" else f for f in found]
+
+
+def check_controllers_before_up(inv, src: str, progress: Progress, wait_controller: float,
+                                keep_on_no_controller: bool, only: set[str] | None = None) -> None:
+    """``up``'s controller check, before any device is touched: refuse when some br-of has no reachable
+    controller within ``wait_controller`` seconds (:func:`harmless.otc.reach.check_controllers`). Skipped with
+    ``--no-wait``; only reported with ``--keep-on-no-controller`` (the user asked to migrate without one).
+
+    Raises:
+        Refused: the unreachable controllers, their reasons and the fix (nothing was touched).
+    """
+    if wait_controller <= 0:
+        return
+    for i, sw in enumerate(inv.switches):   # bad input first: a secret reference that does not resolve
+        if only is None or sw.name in only:
+            sw.password(f"{src}: switches[{i}]")
+    progress("checking the controllers from the server before touching any switch")
+    _checks, found = reach.check_controllers(inv, src, wait_s=wait_controller, progress=progress, only=only)
+    for f in found:
+        if f.severity != "refusal" or keep_on_no_controller:
+            progress(f"{'note' if f.severity == 'note' else 'warning'}: {f.line()}")
+    if not keep_on_no_controller:
+        raise_refusals(found)
 
 
 def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
@@ -91,8 +133,10 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
         "controllers_missing"}``).
 
     Raises:
-        InputError: bad inventory, unknown interfaces, VID conflicts, unsupported features, an unfinished journal,
-            a migrated config without a retained original (nothing changed).
+        Refused: (an InputError) every refusal of every switch at once, or no reachable controller of some br-of
+            (checked before any device is touched, unless ``wait_controller`` is 0 or ``keep_on_no_controller``).
+        InputError: bad inventory, an unfinished journal, a migrated config without a retained original (nothing
+            changed).
         LockedError: another harmless holds the state directory.
         DeviceError / CommitError: every switch failed (each device back in its original config).
         OvsError: server side failed (devices restored, bridges removed).
@@ -104,6 +148,7 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
     check_trunk_interfaces(inv, src)
     qos_check_kernel(inv, src)               # issue #15: linux-hfsc needs sch_hfsc in this kernel
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
+    check_controllers_before_up(inv, src, progress, wait_controller, keep_on_no_controller, only)   # issue #25
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         refuse_unfinished(src)
         return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller,

@@ -14,7 +14,7 @@ from harmless import state as st
 from harmless.deployment import connect
 from harmless.errors import DeviceError, HarmlessError, InputError
 from harmless.inventory import Inventory, Switch
-from harmless.plan import Plan, make_plan
+from harmless.plan import Plan, device_change, plan_with_findings
 from harmless.results import PlanResult
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
 
@@ -166,24 +166,45 @@ def _read_devices(inv: Inventory, src: str, progress: Progress, on_switch: Switc
 
 def _diff_devices(switches: list[Switch], plan: Plan, drivers: dict[str, SwitchDriver], progress: Progress,
                   keep_candidate: bool) -> dict[str, fleet.SwitchOutcome]:
-    """Render each switch's tagging config and let the device diff it (``(config, diff)`` per switch), in parallel."""
-    def diff(sw: Switch) -> tuple[str, str]:
+    """Render each switch's tagging config and let the device diff it (``(config, diff, running config)`` per switch),
+    in parallel."""
+    def diff(sw: Switch) -> tuple[str, str, str]:
         sp = plan.switch(sw.name)
         drv = drivers[sw.name]
+        running = drv.running_config()
         config = drv.render(sp.access_changes(), sp.trunk_changes())
         progress(f"diffing the tagging config on {sw.name}")
         d = drv.load_merge(config)
         if not keep_candidate:
             drv.discard()
-        return config, d
+        return config, d, running
 
     return fleet.run_per_switch(switches, diff)
+
+
+def _result(inv: Inventory, src: str, plan: Plan, findings: list, facts: dict, diff_out: dict, failed: dict
+            ) -> PlanResult:
+    """The :class:`PlanResult` of the switches that were planned and diffed, with their full device diffs."""
+    ok = [sp.name for sp in plan.switches if sp.name not in failed]
+    index = {sw.name: i for i, sw in enumerate(inv.switches)}
+    changes = {}
+    for n in ok:
+        config, _d, running = diff_out[n].value
+        change, more = device_change(inv.switches[index[n]], running, config, f"{src}: switches[{index[n]}]")
+        findings = [*findings, *more]
+        if change is not None:
+            changes[n] = change
+    return PlanResult(plan.only(ok), {n: diff_out[n].value[1] for n in ok}, {n: facts[n] for n in ok},
+                      {n: diff_out[n].value[0] for n in ok}, failed=failed, findings=findings, changes=changes)
 
 
 def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: bool = False,
             tolerate: bool = False, on_switch: SwitchEvent = no_event, keep_candidate: bool = False,
             only: set[str] | None = None) -> tuple[PlanResult, dict[str, SwitchDriver]]:
     """Read every device, plan, render and diff (load + compare + discard), all switches in parallel. Changes nothing.
+
+    Every refusal of every switch is collected before anything is raised (:class:`~harmless.errors.Refused`); the
+    result carries the warnings and notes and each switch's full device diff (``changes``).
 
     Args:
         tolerate: keep going when a switch cannot be read (unreachable, refused): it is left out of the plan and
@@ -196,7 +217,8 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
             the plan, which keeps every switch's br-otc number (its position in the inventory).
 
     Raises:
-        InputError: bad secret reference or a planning conflict (always, nothing changed).
+        Refused: every refusal of every switch (an InputError; always, nothing changed).
+        InputError: bad secret reference.
         DeviceError: a switch could not be read and ``tolerate`` is False.
     """
     s = st.load()
@@ -209,7 +231,7 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
             raise next(iter(failed.values()))
         facts = {n: o.value[0] for n, o in read_out.items() if o.ok}
         caps = {n: o.value[1] for n, o in read_out.items() if o.ok}
-        plan = make_plan(inv, facts, previous, src, caps)
+        plan, findings = plan_with_findings(inv, facts, previous, src, caps)
         diff_out = _diff_devices([sw for sw in inv.switches if sw.name in facts], plan, drivers, progress,
                                  keep_candidate)
         for n, o in diff_out.items():
@@ -217,10 +239,7 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
                 if not tolerate or isinstance(o.error, InputError):
                     raise o.error
                 failed[n] = o.error
-        ok = [sp.name for sp in plan.switches if sp.name not in failed]
-        res = PlanResult(plan.only(ok), {n: diff_out[n].value[1] for n in ok}, {n: facts[n] for n in ok},
-                         {n: diff_out[n].value[0] for n in ok}, failed=failed)
-        return res, drivers
+        return _result(inv, src, plan, findings, facts, diff_out, failed), drivers
     finally:
         if not keep_open:
             for d in list(drivers.values()):

@@ -26,7 +26,7 @@ from pathlib import Path
 from harmless import fleet, journal, linkwatch
 from harmless import state as st
 from harmless.deployment import ovs_ref, ref_record, server_ovs
-from harmless.errors import CommitError, HarmlessError, InputError, OvsError
+from harmless.errors import CommitError, HarmlessError, InputError, OvsError, report_lines
 from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
@@ -61,6 +61,8 @@ class UpRun:
         self.prev_plan = Plan.from_dict(self.prev.plan) if self.prev and self.prev.plan else None
         self.res, self.drivers = compute(inv, src, progress, keep_open=True, tolerate=True, on_switch=on_switch,
                                          keep_candidate=True, only=only)
+        for label, line in report_lines([f for f in self.res.findings if f.severity == "warning"]):
+            progress(f"{label}: {line}")            # what plan warned about (a trunk brought up, its load, ...)
         self.records = {**(self.prev.switches if self.prev and only is not None else {}),   # non-secret, to
                         **{s.name: s.model_dump(mode="json") for s in inv.switches}}       # reconnect
         self._lock = threading.Lock()       # guards the five dicts below (the switch steps run in parallel)

@@ -114,11 +114,18 @@ class TrunkChange:
 
     ``stag_tpid`` is the TPID of the outer tag of QinQ ports' traffic on this trunk (0x8100 or 0x88a8); drivers
     whose device cannot set it leave the device default (which must then be in ``capabilities.stag_tpids``).
+
+    ``shared``: the port keeps the VLANs it carries (inventory ``shared: true``): ``vids`` are *added* (IOS/EOS
+    ``switchport trunk allowed vlan add``, Junos ``vlan members`` without deleting the old ones; ProCurve is
+    additive anyway). ``bring_up``: the port is administratively down and is brought up (IOS/EOS ``no shutdown``,
+    Junos ``delete interfaces X disable``, ProCurve ``interface X enable``).
     """
 
     interface: str
     vids: tuple[int, ...]
     stag_tpid: int = 0x8100
+    shared: bool = False
+    bring_up: bool = False
 
 
 class SwitchDriver(abc.ABC):

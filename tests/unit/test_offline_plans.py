@@ -31,10 +31,12 @@ CORPUS = Path(__file__).parent / "ports_corpus"
 CONFIGS = sorted(CORPUS.glob("*/*.cfg"))
 
 
-def inventory(driver: str, access: list, trunk: str, host: str = "192.0.2.10", **switch):
-    """A one-switch inventory ``sw1``; ``access`` items are interface names or AccessPort dicts."""
+def inventory(driver: str, access: list, trunk: str, host: str = "192.0.2.10", shared: bool = False, **switch):
+    """A one-switch inventory ``sw1``; ``access`` items are interface names or AccessPort dicts; ``shared``: the
+    trunk is shared on purpose (preflight then accepts a trunk port that is a LAG or carries other VLANs)."""
     sw = {"name": "sw1", "driver": driver, "host": host, "username": "netops", "password_env": "OF_UNUSED",
-          "trunks": [{"switch_port": trunk, "server_interface": "ofeth1"}], "access_ports": access, **switch}
+          "trunks": [{"switch_port": trunk, "server_interface": "ofeth1", **({"shared": True} if shared else {})}],
+          "access_ports": access, **switch}
     return parse_inventory(yaml.safe_dump({"switches": [sw]}), "inv.yaml")
 
 
@@ -231,8 +233,9 @@ def test_every_unsafe_port_is_refused_naming_it_and_every_plain_one_planned(cfg)
         if trunk is None:
             continue
         try:
-            res = _plan_one(inventory(driver, [{"interface": p.interface, "ofport": 1}], trunk, vtp="allow"),
-                            facts, caps)
+            # the trunk is not under test here: shared, so one that carries other VLANs is not refused for that
+            res = _plan_one(inventory(driver, [{"interface": p.interface, "ofport": 1}], trunk, vtp="allow",
+                                      shared=True), facts, caps)
         except InputError as e:
             msg = str(e)
             if switch_level:
@@ -249,7 +252,7 @@ def test_every_unsafe_port_is_refused_naming_it_and_every_plain_one_planned(cfg)
     if planned:       # all plain ports in one plan, rendered and diffed (the render is the slow part: once)
         trunk = planned[0][1]
         ports = [{"interface": i, "ofport": n} for n, (i, _t) in enumerate(planned, 1) if i != trunk]
-        sp = _plan_one(inventory(driver, ports, trunk, vtp="allow"), facts, caps).switches[0]
+        sp = _plan_one(inventory(driver, ports, trunk, vtp="allow", shared=True), facts, caps).switches[0]
         assert not {p.vid for p in sp.ports} & set(model.vlans)
         candidate = probe.render(sp.access_changes(), sp.trunk_changes())
         assert offline._diff(probe, text, candidate)
