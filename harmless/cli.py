@@ -220,10 +220,16 @@ def plan(inventory, switch, configs, quiet, as_json):
 @click.option("--no-wait", is_flag=True, help="do not wait for a controller (same as --wait-controller 0)")
 @click.option("--keep-on-no-controller", is_flag=True,
               help="when no controller connects in time, keep the deployment (exit 4) instead of rolling back")
+@click.option("--server", default=None, metavar="NAME", envvar="HARMLESS_HA_SERVER",
+              help="with an ha: pair, this server's name (default: $HARMLESS_HA_SERVER); it becomes the active one")
+@click.option("--no-standby", is_flag=True,
+              help="with an ha: pair, deploy although the standby does not take the replicated state (else: roll "
+                   "back); harmless ha sync sends it later")
 @quiet_option()
 @json_option()
 @handle_errors
-def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_no_controller, quiet, as_json):
+def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_no_controller, server, no_standby,
+       quiet, as_json):
     """Configure the switch(es), build the translator and the OpenFlow bridge(s), connect the controller(s).
 
     Saves each switch's running config first; on any failure restores it and removes what was built.
@@ -240,6 +246,9 @@ def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_
 
     With --switch NAME only that switch is read, changed and reported; the other switches of the deployment keep
     their deployed plan (br-of, translator flows) and their devices are not contacted.
+
+    With an ha: pair (docs/high-availability.md) run it on the server that is to be active: the switch carries the
+    VLANs on its trunk, and before up reports success the standby has stored the state and built its bridges.
     """
     from harmless import orchestrator
     inv, only = _inventory_switches(inventory, switch)   # bad input is refused (exit 2) before anything else
@@ -252,7 +261,8 @@ def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_
     with _fleet_bar(n, quiet or as_json, "harmless up") as on_switch:
         r = orchestrator.up(inventory, _progress(quiet or as_json), revert_in=revert_in, on_switch=on_switch,
                             wait_controller=0 if no_wait else wait_controller,
-                            keep_on_no_controller=keep_on_no_controller, **_only(only))
+                            keep_on_no_controller=keep_on_no_controller, server=server, no_standby=no_standby,
+                            **_only(only))
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     else:
@@ -276,6 +286,11 @@ def _print_up(r, n: int) -> None:
             out.print(f"[green]up[/green]: {name} " + ("configured" if changed else "unchanged (already configured)"))
     for br, targets in r.controllers_connected.items():
         out.print(f"controller connected to {br}: {', '.join(targets)}")
+    if r.standby is not None:
+        sb = r.standby
+        out.print(f"standby {sb.get('server', '')}: " + ("state replicated, bridges built as standby" if sb.get("built")
+                  else "state replicated, bridges NOT built: " + "; ".join(sb.get("problems", []))
+                  if sb.get("replicated") else f"state not replicated ({sb.get('reason', '')})"), highlight=False)
     out.print("see `harmless status` for ports, counters and controller connections")
 
 
@@ -685,6 +700,9 @@ def _register_components():
     main.add_command(overlay)
     from harmless.qos.cli import qos
     main.add_command(qos)
+    from harmless.ha.cli import failover, ha   # active/standby servers (docs/high-availability.md)
+    main.add_command(ha)
+    main.add_command(failover)
 
 
 if __name__ == "__main__":

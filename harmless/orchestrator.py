@@ -25,10 +25,13 @@ This module is the one entry point the CLI, the labs and the tests call; the ste
 """
 from __future__ import annotations
 
+import os
+
 from harmless import journal
 from harmless import state as st
 from harmless.down import DownRun, recover_previous
 from harmless.errors import Refused, raise_refusals
+from harmless.ha.plan import SERVER_ENV, local_inventory, this_server
 from harmless.inventory import load_inventory
 from harmless.otc import controllers as controller_side
 from harmless.otc import reach
@@ -51,15 +54,20 @@ def plan(inventory_path: str, progress: Progress = quiet, only: set[str] | None 
     The controllers are checked too (:func:`harmless.otc.reach.check_controllers`); an unreachable one is a
     warning here (``up`` refuses it unless ``--no-wait``).
 
-    ``only`` (``--switch``): plan just these switches of the inventory; the others are not contacted.
+    ``only`` (``--switch``): plan just these switches of the inventory; the others are not contacted. With an ``ha``
+    pair the plan is this server's (``$HARMLESS_HA_SERVER``; on another machine the first of ``ha.servers``) as the
+    active one.
 
     Raises:
         Refused: every refusal of every switch (an InputError), with the warnings and notes.
         InputError: bad inventory, secret or plan; DeviceError: a switch cannot be read.
     """
     inv = load_inventory(inventory_path)
+    me = this_server(inv, inventory_path) if inv.ha and os.environ.get(SERVER_ENV) else (
+        inv.ha.servers[0].name if inv.ha else None)
+    inv = local_inventory(inv, me)
     try:
-        res, _ = compute(inv, inventory_path, progress, only=only)
+        res, _ = compute(inv, inventory_path, progress, only=only, me=me)
     except Refused as e:
         raise Refused([*e.findings, *_plan_controllers(inv, inventory_path, progress, only)[1]]) from None
     res.controllers, found = _plan_controllers(inv, inventory_path, progress, only)
@@ -100,7 +108,8 @@ def check_controllers_before_up(inv, src: str, progress: Progress, wait_controll
 
 def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
        on_switch: SwitchEvent = no_event, wait_controller: float = 10.0,
-       keep_on_no_controller: bool = False, only: set[str] | None = None) -> UpResult:
+       keep_on_no_controller: bool = False, only: set[str] | None = None, server: str | None = None,
+       no_standby: bool = False) -> UpResult:
     """``harmless up``: configure the switch(es) in parallel, build the translator and br-of(s), verify, record state.
 
     Every step is journaled before it happens (:mod:`harmless.journal`); the state directory is locked for the run.
@@ -126,6 +135,9 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
             instead of rolling back.
         only: ``--switch``: read, change and report just these switches of the inventory; every other switch of
             the deployment keeps its deployed plan (its device is not contacted), one not deployed stays so.
+        server: with an ``ha`` pair, this server's name (default ``$HARMLESS_HA_SERVER``); it becomes the active
+            one (docs/high-availability.md). Its state is replicated to the standby before ``up`` returns: a standby
+            that does not store it fails the run (rolled back) unless ``no_standby``.
 
     Returns:
         :class:`harmless.results.UpResult` (``--json``: ``{"plan", "diffs", "changed", "ovs", "results": {switch:
@@ -145,14 +157,16 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
     """
     src = inventory_path
     inv = load_inventory(inventory_path)
-    check_trunk_interfaces(inv, src)
+    me = this_server(inv, src, server)
+    check_trunk_interfaces(local_inventory(inv, me, own_trunks_only=True), src)
+    inv = local_inventory(inv, me)           # ha: this server's netns, its own trunk first
     qos_check_kernel(inv, src)               # issue #15: linux-hfsc needs sch_hfsc in this kernel
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     check_controllers_before_up(inv, src, progress, wait_controller, keep_on_no_controller, only)   # issue #25
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         refuse_unfinished(src)
         return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller,
-                     only).run()
+                     only, me=me, no_standby=no_standby).run()
 
 
 def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownResult:

@@ -92,13 +92,14 @@ class SwitchPlan:
     inactivity_probe_ms: int = 5000
     tls: tuple[str, str, str] | None = None
     #: active/standby servers (docs/high-availability.md), all unset without ``ha``: the heartbeat VLAN both servers'
-    #: trunks carry, the BFD interval (ms) and detect multiplier on it, the server this plan is built on, the other
-    #: server's trunk(s) (``trunks`` are this server's own), and whether this server is the switch's standby (its
+    #: trunks carry, the BFD interval (ms) and detect multiplier on it, the server this plan is built on and the other
+    #: one, the other server's trunk(s) (``trunks`` are this server's own), and whether this server is the switch's standby (its
     #: br-of has no controller; the device carries the VLANs on ``peer_trunks``)
     heartbeat_vid: int | None = None
     heartbeat_ms: int = 100
     heartbeat_mult: int = 3
     server: str | None = None
+    peer: str | None = None
     peer_trunks: tuple[TrunkPlan, ...] = ()
     standby: bool = False
 
@@ -164,7 +165,7 @@ class Plan:
                 max_backoff_ms=s.get("max_backoff_ms", 1000), inactivity_probe_ms=s.get("inactivity_probe_ms", 5000),
                 tls=tuple(s["tls"]) if s.get("tls") else None,
                 heartbeat_vid=s.get("heartbeat_vid"), heartbeat_ms=s.get("heartbeat_ms", 100),
-                heartbeat_mult=s.get("heartbeat_mult", 3), server=s.get("server"),
+                heartbeat_mult=s.get("heartbeat_mult", 3), server=s.get("server"), peer=s.get("peer"),
                 peer_trunks=trunks(s.get("peer_trunks", [])), standby=s.get("standby", False)))
         return Plan(tuple(sws))
 
@@ -193,10 +194,6 @@ def _trunk_options(t: Trunk) -> tuple[tuple[str, str], ...]:
     if t.type == "dpdkvhostuserclient":
         return (("vhost-server-path", t.vhost_server_path),)
     return ()
-
-
-#: a trunk's OVS interface options (``xdp-mode``, ``dpdk-devargs``, ``vhost-server-path``) as the plan records them
-trunk_options = _trunk_options
 
 
 def capability_findings(sw: Switch, caps: Capabilities, where: str) -> tuple[int, list[Finding]]:

@@ -81,7 +81,7 @@ class SwitchUp(_Result):
     error: str | None = None
 
 
-class UpResult(_Result):
+class UpResult(OmitWhenNone, _Result):
     """What ``harmless up`` did (``--json`` prints :meth:`model_dump` with ``mode="json"``).
 
     Attributes:
@@ -93,7 +93,11 @@ class UpResult(_Result):
         failed: the switches that failed and were rolled back alone.
         controllers_connected: per br-of the connected controller targets.
         controllers_missing: why no controller connected (``--keep-on-no-controller``), else None.
+        standby: with an ``ha`` pair, what the standby server answered to the replication (``{"server",
+            "replicated", "built", "problems", "roles"}``; left out of the dump without ``ha``).
     """
+
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("standby",)
 
     plan: dict
     diffs: dict[str, str]
@@ -103,6 +107,7 @@ class UpResult(_Result):
     failed: list[str]
     controllers_connected: dict[str, list[str]]
     controllers_missing: str | None = None
+    standby: dict | None = None
 
 
 class DownResult(_Result):

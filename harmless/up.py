@@ -27,6 +27,8 @@ from harmless import fleet, journal, linkwatch
 from harmless import state as st
 from harmless.deployment import ovs_ref, ref_record, server_ovs
 from harmless.errors import CommitError, HarmlessError, InputError, OvsError, report_lines
+from harmless.ha import replica
+from harmless.ha.plan import refuse_on_standby
 from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
@@ -49,8 +51,10 @@ class UpRun:
     """
 
     def __init__(self, inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent, revert_in: int,
-                 wait_controller: float, keep_on_no_controller: bool, only: set[str] | None = None):
+                 wait_controller: float, keep_on_no_controller: bool, only: set[str] | None = None,
+                 me: str | None = None, no_standby: bool = False):
         self.inv, self.src, self.progress, self.on_switch = inv, src, progress, on_switch
+        self.me, self.no_standby = me, no_standby      # ha: this server (it becomes the active one)
         self.only = only            # --switch: the switches this run reads and changes (None: every switch)
         self.chosen = [sw for sw in inv.switches if only is None or sw.name in only]
         self.revert_in, self.wait_controller, self.keep_on_no_controller = revert_in, wait_controller, \
@@ -59,8 +63,9 @@ class UpRun:
         if self.prev and Path(self.prev.inventory).resolve() != Path(src).resolve():
             raise InputError(src, f"another deployment is up (from {self.prev.inventory})", "run harmless down first")
         self.prev_plan = Plan.from_dict(self.prev.plan) if self.prev and self.prev.plan else None
+        refuse_on_standby(self.prev_plan, src)
         self.res, self.drivers = compute(inv, src, progress, keep_open=True, tolerate=True, on_switch=on_switch,
-                                         keep_candidate=True, only=only)
+                                         keep_candidate=True, only=only, me=me)
         for label, line in report_lines([f for f in self.res.findings if f.severity == "warning"]):
             progress(f"{label}: {line}")            # what plan warned about (a trunk brought up, its load, ...)
         self.records = {**(self.prev.switches if self.prev and only is not None else {}),   # non-secret, to
@@ -80,6 +85,7 @@ class UpRun:
         self.connected: dict[str, list[str]] = {}
         self.missing: str | None = None
         self.state: DeploymentState | None = None
+        self.standby: dict | None = None            # ha: what the standby answered
 
     # ------------------------------------------------------------------ the run
     def run(self) -> UpResult:
@@ -88,7 +94,8 @@ class UpRun:
             journal.check_interrupt("interrupted before any change; nothing was changed")
             try:
                 for step in (self.begin, self.commit_switches, self.plan_server, self.build_server, self.verify,
-                             self.confirm, self.mirror_links, self.save_state, self.prove_failed_back):
+                             self.confirm, self.mirror_links, self.save_state, self.replicate,
+                             self.prove_failed_back):
                     step()
             except BaseException as err:
                 if self.j is None:
@@ -245,6 +252,17 @@ class UpRun:
         self.j.record("state.save")
         st.save(self.state)
 
+    def replicate(self) -> None:
+        """``ha.replicate``: the state (plan, originals, journal position) stored by the standby server, which builds
+        its bridges as standby (:func:`harmless.ha.replica.push`); without ``ha`` nothing.
+
+        Raises:
+            WireError / HarmlessError: the standby did not store it (``up`` rolls back unless ``--no-standby``).
+        """
+        if self.me is not None:
+            self.j.record("ha.replicate", to=self.inv.ha.peer(self.me).name, skip=self.no_standby)
+            self.standby = replica.after_up(self.inv, self.me, self.state, self.no_standby, self.progress)
+
     def prove_failed_back(self) -> None:
         """A switch that failed alone on its first migration: prove it is back as before this run."""
         kept = {sp.name for sp in self.effective.switches}
@@ -264,6 +282,7 @@ class UpRun:
                    SwitchUp(status="migrated" if self.committed.get(sw.name) else "unchanged")
                    for sw in self.chosen}
         return UpResult(plan=self.effective.to_dict(), diffs=self.res.diffs, changed=self.committed,
+                        standby=self.standby,
                         ovs=ref_record(self.state.ovs), results=results, failed=sorted(self.failed),
                         controllers_connected=self.connected, controllers_missing=self.missing)
 

@@ -230,6 +230,19 @@ def apply(ovs: Ovs, plan: Plan) -> list[trunk_types.TrunkChoice]:
     return choices
 
 
+def set_controllers(ovs: Ovs, plan: Plan) -> None:
+    """Only each br-of's controller targets (:attr:`harmless.plan.SwitchPlan.live_controllers`: none on a standby)
+    and their settings, in one transaction: the quick step of a standby server becoming active
+    (docs/high-availability.md), before :func:`apply` converges the rest.
+
+    Raises:
+        OvsError: the transaction failed.
+    """
+    current = {sp.bridge: _controllers(ovs, sp.bridge) for sp in plan.switches}
+    ovs.transact([c for sp in plan.switches for c in _controller_commands(sp, current[sp.bridge])])
+    controller_side.apply_settings(ovs, plan)
+
+
 def install_flows(ovs: Ovs, plan: Plan) -> None:
     """Replace all br-otc flows with the plan's translator flows in one OpenFlow bundle (atomic)."""
     text = "\n".join(f.to_ofctl() for f in translator_flows(plan)) + "\n"

@@ -279,6 +279,35 @@ class SwitchDriver(abc.ABC):
         """
         raise NotImplementedError
 
+    def port_states(self) -> dict[str, PortVlanState]:
+        """Every physical port's 802.1Q state now (read-only): which trunk carries which VLANs, what an
+        active/standby pair reads to know who forwards (:func:`harmless.ha.plan.device_role`). Default: the ports
+        of :meth:`facts`; drivers that parse the running config read only that.
+
+        Raises:
+            DeviceError: the device cannot be read.
+        """
+        return self.facts().ports
+
+    def fence(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+        """Move HARMLESS's VLANs from one trunk to another in ONE commit (active/standby servers,
+        docs/high-availability.md): ``trunks`` set each trunk's allowed VLANs exactly, the trunk that loses the
+        VLANs first (:meth:`harmless.plan.SwitchPlan.trunk_changes`), ``access`` repeat the ports' own VLANs (a
+        no-op on the device, so every VLAN keeps its name). Only for drivers in
+        :data:`harmless.switch_drivers.EXACT_TRUNK_VLANS`, whose render sets a trunk's list exactly.
+
+        The commit is :meth:`apply`'s: applied, or the device back in the config it had (verified). A device that
+        commits atomically (EOS sessions, Junos) switches both trunks at once; one that applies the candidate line
+        by line (IOS ``copy``) passes through "no trunk carries them", never "both do".
+
+        Returns:
+            The diff committed ('' when the device already had it: this server's trunk already carries them).
+
+        Raises:
+            CommitError / DeviceError: as :meth:`apply` (the VLANs stay where they were).
+        """
+        return self.apply(self.render(access, trunks))
+
     @abc.abstractmethod
     def restore(self, saved_config: str) -> str:
         """Replace the running config with ``saved_config`` (a text from ``running_config``); return the diff applied."""

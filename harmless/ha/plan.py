@@ -16,7 +16,7 @@ from typing import Literal
 
 from harmless.errors import InputError
 from harmless.inventory import Inventory, Switch
-from harmless.plan import Plan, SwitchPlan, TrunkPlan, trunk_options
+from harmless.plan import Plan, SwitchPlan, TrunkPlan
 from harmless.switch_drivers.base import DeviceFacts, PortVlanState
 
 #: the environment variable naming the server this process runs on (``ha.servers[].name``)
@@ -46,10 +46,10 @@ def this_server(inv: Inventory, src: str, name: str | None = None) -> str | None
     return got
 
 
-def local_inventory(inv: Inventory, me: str | None) -> Inventory:
-    """What server ``me`` builds from the inventory (:meth:`harmless.inventory.Inventory.for_server`); the inventory
-    itself without ``ha``."""
-    return inv if me is None else inv.for_server(me)
+def local_inventory(inv: Inventory, me: str | None, own_trunks_only: bool = False) -> Inventory:
+    """What server ``me`` plans from (its own trunk first, its own netns) or, with ``own_trunks_only``, builds
+    (:meth:`harmless.inventory.Inventory.for_server`); the inventory itself without ``ha``."""
+    return inv if me is None else inv.for_server(me, own_trunks_only)
 
 
 def choose_heartbeat_vid(sw: Switch, facts: DeviceFacts, used: set[int], previous: int | None,
@@ -74,34 +74,30 @@ def choose_heartbeat_vid(sw: Switch, facts: DeviceFacts, used: set[int], previou
                      "widen vlan_range or set heartbeat_vid")
 
 
-def _spelled(sw: Switch, facts: DeviceFacts, port: str) -> str:
-    """``port`` as the device spells it (the inventory's spelling when the device lists no such interface)."""
-    want = sw.canonical(port)
-    return next((n for n in facts.interfaces if sw.canonical(n) == want), port)
-
-
 def pair_switch(sp: SwitchPlan, inv: Inventory, me: str, facts: DeviceFacts, previous: SwitchPlan | None,
                 where: str) -> SwitchPlan:
-    """One switch's plan (built from server ``me``'s :func:`local_inventory`) completed for the pair, as the active
-    server's view: the peer's trunk, the heartbeat VLAN and BFD timers.
+    """One switch's plan, made from server ``me``'s :func:`local_inventory` (every trunk, its own first), split for
+    the pair as the active server's view: ``trunks`` its own, ``peer_trunks`` the other's (carrying the same VIDs
+    when it takes over), the heartbeat VLAN and BFD timers.
 
     Raises:
         InputError: see :func:`choose_heartbeat_vid`.
     """
     sw = next(s for s in inv.switches if s.name == sp.name)
-    peer = inv.ha.peer(me).name
+    own = {sw.canonical(t.switch_port) for t in sw.trunks if t.server == me}
     vids = tuple(sorted(p.vid for p in sp.ports))
-    peer_trunks = tuple(TrunkPlan(_spelled(sw, facts, t.switch_port), t.server_interface, t.type, trunk_options(t),
-                                  vids) for t in sw.trunks if t.server == peer)
+    mine = tuple(t for t in sp.trunks if sw.canonical(t.switch_port) in own)
+    peer = tuple(replace(t, vids=vids) for t in sp.trunks if sw.canonical(t.switch_port) not in own)
     hb = choose_heartbeat_vid(sw, facts, set(vids), previous.heartbeat_vid if previous else None, where)
-    return replace(sp, heartbeat_vid=hb, heartbeat_ms=inv.ha.interval_ms, heartbeat_mult=inv.ha.multiplier,
-                   server=me, peer_trunks=peer_trunks, standby=False)
+    return replace(sp, trunks=mine, heartbeat_vid=hb, heartbeat_ms=inv.ha.interval_ms,
+                   heartbeat_mult=inv.ha.multiplier, server=me, peer=inv.ha.peer(me).name, peer_trunks=peer,
+                   standby=False)
 
 
 def pair_plan(plan: Plan, inv: Inventory, me: str | None, facts: dict[str, DeviceFacts],
               previous: Plan | None, src: str) -> Plan:
-    """The plan of server ``me`` completed for the pair (:func:`pair_switch` per switch, ``me`` active); the plan
-    itself without ``ha``."""
+    """The plan of server ``me`` split for the pair (:func:`pair_switch` per switch, ``me`` active); the plan itself
+    without ``ha``."""
     if me is None or inv.ha is None:
         return plan
     prev = {sp.name: sp for sp in previous.switches} if previous else {}
@@ -114,7 +110,8 @@ def peer_view(sp: SwitchPlan, peer: str) -> SwitchPlan:
     """The same switch plan as the other server of the pair sees it: its trunk and the peer's swapped, every port
     on its trunk, the role flipped (the device config both describe is the same). Pure."""
     own = sp.peer_trunks[0].switch_port
-    return replace(sp, trunks=sp.peer_trunks, peer_trunks=sp.trunks, server=peer, standby=not sp.standby,
+    return replace(sp, trunks=sp.peer_trunks, peer_trunks=sp.trunks, server=peer, peer=sp.server,
+                   standby=not sp.standby,
                    ports=tuple(replace(p, trunk=own) for p in sp.ports))
 
 
@@ -152,3 +149,13 @@ def device_role(sp: SwitchPlan, ports: dict[str, PortVlanState], canonical=lambd
     theirs = _carries(sp.peer_trunks, vids, ports, canonical)
     return {(True, False): "active", (False, True): "standby", (False, False): "neither",
             (True, True): "both"}[(mine, theirs)]
+
+
+def refuse_on_standby(previous: Plan | None, src: str) -> None:
+    """``up`` runs on the active server only: raise InputError when this server is the standby of a deployed switch
+    (its state says so), naming the fix."""
+    standby = [sp.name for sp in (previous.switches if previous else ()) if sp.standby]
+    if standby:
+        raise InputError(src, f"this server is the standby of {', '.join(standby)} (the switch carries HARMLESS's "
+                         "VLANs on the other server's trunk)",
+                         "run harmless up on the active server, or harmless failover here first; nothing was changed")

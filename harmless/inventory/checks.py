@@ -16,7 +16,7 @@ from pathlib import Path
 from harmless.errors import InputError, did_you_mean
 from harmless.inventory.model import OPENFLOW_PORT, Inventory, Switch
 from harmless.qos.model import check_inventory as check_qos
-from harmless.switch_drivers import DRIVERS
+from harmless.switch_drivers import DRIVERS, EXACT_TRUNK_VLANS
 from harmless.switch_drivers import names
 
 log = logging.getLogger("harmless.inventory")
@@ -459,6 +459,10 @@ def _check_ha_servers(inv: Inventory, src: str) -> None:
 def _check_ha_switch(inv: Inventory, sw: Switch, w: str) -> None:
     """One switch of an ha inventory: exactly one trunk per server, no ``trunk:`` on ports, the heartbeat VID."""
     names_ = [s.name for s in inv.ha.servers]
+    if sw.driver not in EXACT_TRUNK_VLANS:
+        raise InputError(f"{w}.driver", f"driver {sw.driver} cannot move HARMLESS's VLANs from one trunk to the "
+                         "other in one commit, which an active/standby pair needs",
+                         f"use ha: only with switches of the drivers {', '.join(sorted(EXACT_TRUNK_VLANS))}")
     per: dict[str, int] = {}
     for j, t in enumerate(sw.trunks):
         if t.server is None:
@@ -471,6 +475,9 @@ def _check_ha_switch(inv: Inventory, sw: Switch, w: str) -> None:
             raise InputError(f"{w}.trunks[{j}].server", f"server {t.server} already has trunks[{per[t.server]}] to "
                              f"{sw.name}", "give each server exactly one trunk to each switch")
         per[t.server] = j
+        if t.shared:
+            raise InputError(f"{w}.trunks[{j}].shared", "a shared trunk keeps other VLANs, which the fencing commit "
+                             "of an active/standby pair does not move", "give each server a trunk of its own")
     for name in names_:
         if name not in per:
             raise InputError(f"{w}.trunks", f"server {name} has no trunk to {sw.name}",

@@ -328,9 +328,10 @@ class Inventory(_Model):
     ha: HaSettings | None = None
     switches: list[Switch] = Field(min_length=1)
 
-    def for_server(self, name: str) -> "Inventory":
-        """The inventory as server ``name`` of the ``ha`` pair builds it: its own ``netns`` (when it names one) and,
-        per switch, only the trunk cabled to it (what its br-otc attaches). Pure.
+    def for_server(self, name: str, own_trunks_only: bool = False) -> "Inventory":
+        """The inventory as server ``name`` of the ``ha`` pair plans and builds it: its own ``netns`` (when it names
+        one) and, per switch, its own trunk first (the planner puts ports on the first trunk); with
+        ``own_trunks_only`` the other server's trunks are left out (what its br-otc attaches). Pure.
 
         Raises:
             KeyError: no ``ha`` section, or ``name`` is not one of its servers.
@@ -339,8 +340,12 @@ class Inventory(_Model):
             raise KeyError(name)
         me = self.ha.server(name)
         server = self.server.model_copy(update={"netns": me.netns}) if me.netns else self.server
-        switches = [sw.model_copy(update={"trunks": [t for t in sw.trunks if t.server == name]})
-                    for sw in self.switches]
+
+        def trunks(sw: Switch) -> list[Trunk]:
+            own = [t for t in sw.trunks if t.server == name]
+            return own if own_trunks_only else own + [t for t in sw.trunks if t.server != name]
+
+        switches = [sw.model_copy(update={"trunks": trunks(sw)}) for sw in self.switches]
         return self.model_copy(update={"server": server, "switches": switches})
 
 

@@ -1,0 +1,330 @@
+"""``harmless ha agent``: the peer agent each server of an active/standby pair runs (docs/high-availability.md).
+
+Every ``interval_ms`` it
+
+1. reads its own data path (:class:`harmless.ha.sense.Local`: BFD per switch, trunk carrier, ovs-vswitchd alive);
+2. sends the peer an authenticated UDP heartbeat (:mod:`harmless.ha.wire`): its roles, when it last read the
+   devices, and per switch whether its own data path works;
+3. decides per switch (:func:`harmless.ha.decide.decide`) and acts in a worker thread, one action at a time, each
+   under the state lock: ``fence`` (:func:`harmless.ha.failover.failover`, then it tells the peer), ``reread``
+   (:func:`harmless.ha.failover.converge`: read the device, take the role it says; also after a freeze, when the
+   peer claims a switch it also holds, and to rebuild its own bridges when its ovs-vswitchd died).
+
+On TCP (same port) it answers the peer's requests: ``replicate`` (store the state and build the bridges as standby,
+:func:`harmless.ha.replica.store`), ``fenced`` (the peer took these switches over: drop the controllers at once),
+``teardown`` (``down`` ran on the peer, :func:`harmless.ha.replica.teardown`). It writes its live view to
+``ha-agent.json``. Its log lines go to stdout (the systemd journal); the shared secret is never printed.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from harmless import state as st
+from harmless.deployment import server_ovs, state_ovs
+from harmless.errors import HarmlessError
+from harmless.ha import record, replica, wire
+from harmless.ha.decide import Sight, decide, healthy, mgmt_alive
+from harmless.ha.failover import converge, failover
+from harmless.ha.plan import local_inventory
+from harmless.ha.sense import Local, vswitchd_state
+from harmless.inventory import load_inventory, parse_agent
+from harmless.plan import Plan
+
+Say = Callable[[str], None]
+
+
+class Agent:
+    """One server's agent. ``run()`` until ``stop`` is set (SIGTERM/SIGINT in the CLI).
+
+    Args:
+        inventory_path: the pair's inventory (the same on both servers).
+        me: this server's name (``--server`` / ``HARMLESS_HA_SERVER``).
+        say: one log line.
+
+    Raises:
+        InputError: bad inventory, no ``ha``, unknown server, a secret that cannot be read or is too short.
+    """
+
+    def __init__(self, inventory_path: str, me: str, say: Say = print):
+        inv = load_inventory(inventory_path)
+        self.path, self.ha, self.me, self.say = inventory_path, inv.ha, me, say
+        self.peer = inv.ha.peer(me).name
+        self.local_inv = local_inventory(inv, me)
+        k = wire.key(inv.ha.secret(f"{inventory_path}: ha"))
+        self.sender, self.guard = wire.Sender(me, self.peer, k), wire.Guard(me, self.peer, k)
+        self.bind = parse_agent(inv.ha.server(me).agent)
+        self.peer_addr = parse_agent(inv.ha.peer(me).agent)
+        self.interval = inv.ha.interval_ms / 1000
+        self.stop = threading.Event()
+        self.heard_at: float | None = None
+        self.peer_body: dict = {}
+        self.armed: dict[str, bool] = {}
+        self.first_sign: dict[str, float] = {}
+        self.decisions: dict[str, str] = {}
+        self.busy = threading.Lock()
+        self.plan: Plan | None = None
+        self.read_at: str | None = None
+        self._mtime = 0.0
+        self.local = Local(server_ovs(self.local_inv, start=False))
+        self.ovs_down_since: float | None = None
+        self.last_reread = 0.0
+        self.started = record.now_iso()
+        self._written = 0.0
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> None:
+        """Listen, then loop every interval until :attr:`stop` is set."""
+        udp = socket.socket(socket.AF_INET6 if ":" in self.bind[0] else socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind(self.bind)
+        tcp = socket.create_server(self.bind, family=udp.family, reuse_port=False)
+        tcp.settimeout(0.5)
+        for target, arg in ((self._udp_loop, udp), (self._tcp_loop, tcp)):
+            threading.Thread(target=target, args=(arg,), daemon=True).start()
+        self.say(f"ha agent {self.me}: listening on {self.bind[0]}:{self.bind[1]}, peer {self.peer} at "
+                 f"{self.peer_addr[0]}:{self.peer_addr[1]}, heartbeat every {self.ha.interval_ms} ms, detection "
+                 f"{self.ha.detect_ms} ms")
+        self.refresh()
+        if self.plan is not None:
+            self.spawn("start", self._reread)
+        last = time.monotonic()
+        try:
+            while not self.stop.is_set():
+                now = time.monotonic()
+                if now - last > max(1.0, 3 * self.ha.detect_ms / 1000):
+                    self.say(f"ha agent {self.me}: resumed after {now - last:.1f} s (frozen?): reading the devices")
+                    self.spawn("thaw", self._reread)
+                last = now
+                self.tick(now)
+                self.stop.wait(max(0.0, self.interval - (time.monotonic() - now)))
+        finally:
+            udp.close()
+            tcp.close()
+            self.local.stop()
+
+    def tick(self, now: float) -> None:
+        """One interval: sense, heartbeat, decide, act, write the view."""
+        self.refresh()
+        sights = self.sights(now)
+        self.send_heartbeat()
+        for name, sight in sights.items():
+            self.judge(name, sight, now)
+        self.repair(now)
+        if now - self._written >= record.AGENT_WRITE_S:
+            self.write_view(now)
+
+    def refresh(self) -> None:
+        """The deployed plan from ``state.json`` (re-read when it changed) and the local OVS monitor."""
+        try:
+            m = st.state_file().stat().st_mtime
+        except OSError:
+            m = 0.0
+        if m != self._mtime:
+            self._mtime = m
+            try:
+                s = st.load()
+            except HarmlessError:
+                s = None
+            self.plan = Plan.from_dict(s.plan) if s and s.plan else None
+            if s and s.ovs:
+                self.local.ovs = state_ovs(s)
+            rec = record.load()
+            self.read_at = rec.read_at if rec else None
+        self.local.restart()
+
+    def pair_switches(self) -> list:
+        return [sp for sp in (self.plan.switches if self.plan else ()) if sp.heartbeat_vid is not None]
+
+    def sights(self, now: float) -> dict[str, Sight]:
+        """Per switch of the pair what this server sees now."""
+        heard = None if self.heard_at is None else (now - self.heard_at) * 1000
+        out = {}
+        for sp in self.pair_switches():
+            body = self.peer_body
+            out[sp.name] = Sight(
+                role="standby" if sp.standby else "active", bfd=self.local.bfd(sp.name),
+                own_trunk_up=all(self.local.link_up(t.server_interface) for t in sp.trunks), heard_ms=heard,
+                peer_dataplane=(body.get("dataplane") or {}).get(sp.name),
+                peer_role=(body.get("roles") or {}).get(sp.name), armed=self.armed.get(sp.name, False),
+                detect_ms=self.ha.detect_ms)
+        return out
+
+    def dataplane(self) -> dict[str, bool]:
+        """Per switch: this server's own data path works (ovs-vswitchd running, its trunk has carrier)."""
+        up = vswitchd_state(self.local.ovs) == "running"
+        return {sp.name: up and all(self.local.link_up(t.server_interface) for t in sp.trunks)
+                for sp in self.pair_switches()}
+
+    def send_heartbeat(self) -> None:
+        body = {"deployed": self.plan is not None, "read_at": self.read_at, "dataplane": self.dataplane(),
+                "roles": {sp.name: "standby" if sp.standby else "active" for sp in self.pair_switches()}}
+        _m, data = self.sender.seal("hb", body)
+        try:
+            with socket.socket(socket.AF_INET6 if ":" in self.peer_addr[0] else socket.AF_INET,
+                               socket.SOCK_DGRAM) as s:
+                s.sendto(data, self.peer_addr)
+        except OSError:
+            pass                        # the management network is down: the peer will notice the silence
+
+    # ------------------------------------------------------------------ decisions
+    def judge(self, name: str, sight: Sight, now: float) -> None:
+        """Decide about one switch, keep ``armed``/``first_sign``, start the action."""
+        if healthy(sight):
+            self.armed[name] = True
+            self.first_sign.pop(name, None)
+        elif sight.role == "standby" and (sight.bfd is False or not mgmt_alive(sight)):
+            self.first_sign.setdefault(name, now)
+        d = decide(sight)
+        if self.decisions.get(name) != d.reason:
+            self.decisions[name] = d.reason
+            self.say(f"ha agent {self.me}: {name}: {d.reason}")
+            self.write_view(now)
+        if d.action == "fence":
+            detect = (now - self.first_sign.get(name, now)) * 1000 + self.ha.detect_ms
+            self.spawn("fence", lambda: self._fence({name}, d.reason, detect))
+        elif d.action == "reread":
+            if sight.peer_role == "active" and (self.peer_body.get("read_at") or "") > (self.read_at or ""):
+                self.spawn("demote", lambda: self._demote({name}))
+            elif now - self.last_reread > 5:
+                self.spawn("reread", self._reread)
+
+    def repair(self, now: float) -> None:
+        """This server's ovs-vswitchd died: rebuild at once as standby, after ``hold_s`` as active (the standby
+        should have taken over by then; the device decides which role it rebuilds as)."""
+        if self.plan is None or vswitchd_state(self.local.ovs) != "down":
+            self.ovs_down_since = None
+            return
+        self.ovs_down_since = self.ovs_down_since or now
+        active = any(not sp.standby for sp in self.pair_switches())
+        if (not active or now - self.ovs_down_since > self.ha.hold_s) and now - self.last_reread > 5:
+            self.spawn("repair", self._reread)
+
+    def spawn(self, what: str, fn: Callable[[], None]) -> None:
+        """Run ``fn`` in a worker unless another action runs (it is tried again on a later interval)."""
+        if not self.busy.acquire(blocking=False):
+            return
+
+        def work():
+            try:
+                fn()
+            except Exception as e:  # noqa: BLE001 - an agent reports and goes on
+                self.say(f"ha agent {self.me}: {what} failed: {e}")
+            finally:
+                self.busy.release()
+
+        threading.Thread(target=work, daemon=True, name=f"ha-{what}").start()
+
+    def _fence(self, names: set[str], reason: str, detect_ms: float) -> None:
+        self.say(f"ha agent {self.me}: taking over {', '.join(sorted(names))}: {reason}")
+        with st.lock("harmless ha agent: failover", wait_s=2):
+            res = failover(lambda m: self.say(f"ha agent {self.me}: {m}"), only=names, by="agent",
+                           reason=reason, detect_ms=round(detect_ms, 1), on_committed=self.tell_fenced)
+        for n in names:
+            self.armed[n] = False
+        self.say(f"ha agent {self.me}: failover {res.record.outcome}: commit {res.record.commit_ms} ms, "
+                 f"activate {res.record.activate_ms} ms, controller {res.record.controller_ms} ms")
+
+    def tell_fenced(self, names: list[str]) -> None:
+        """Tell the peer (in the background, 1 s at most) that it lost ``names``: it drops their controllers at once
+        (if it is alive at all; else it reads the devices when it is back)."""
+        def tell():
+            try:
+                wire.request(self.peer_addr, self.sender, self.guard, "fenced", {"switches": sorted(names)},
+                             timeout=1)
+            except HarmlessError:
+                pass
+        if names:
+            threading.Thread(target=tell, daemon=True).start()
+
+    def _demote(self, names: set[str]) -> None:
+        with st.lock("harmless ha agent: standby", wait_s=2):
+            converge(lambda m: self.say(f"ha agent {self.me}: {m}"), roles={n: "standby" for n in names})
+        for n in names:
+            self.armed[n] = False
+
+    def _reread(self) -> None:
+        self.last_reread = time.monotonic()
+        before = {sp.name: sp.standby for sp in self.pair_switches()}
+        with st.lock("harmless ha agent: reading roles", wait_s=2):
+            roles = converge(lambda m: self.say(f"ha agent {self.me}: {m}"))
+        for n, r in roles.items():
+            if r in ("active", "standby") and before.get(n) != (r == "standby"):
+                self.armed[n] = False
+
+    # ------------------------------------------------------------------ the peer
+    def _udp_loop(self, sock: socket.socket) -> None:
+        while not self.stop.is_set():
+            try:
+                data, _addr = sock.recvfrom(wire.MAX_DATAGRAM)
+            except OSError:
+                return
+            m = self.guard.accept(data)
+            if m is not None and m.kind == "hb":
+                self.heard_at, self.peer_body = time.monotonic(), m.body
+
+    def _tcp_loop(self, srv: socket.socket) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _addr = srv.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(120)
+            try:
+                m = self.guard.accept(wire.recv_frame(conn))
+            except (OSError, ConnectionError):
+                return
+            if m is None:
+                return
+            body = self.handle(m)
+            _r, data = self.sender.seal("reply", body, re=m.seq)
+            try:
+                wire.send_frame(conn, data)
+            except OSError:
+                pass
+
+    def handle(self, m: wire.Message) -> dict:
+        """A request of the peer (see the module doc); the reply's body (``error`` when it failed)."""
+        try:
+            if m.kind == "fenced":
+                self.say(f"ha agent {self.me}: {self.peer} took over {', '.join(m.body.get('switches', []))}")
+                self._demote(set(m.body.get("switches", [])) & {sp.name for sp in self.pair_switches()})
+                return {"ok": True}
+            with st.lock(f"harmless ha agent: {m.kind} from {self.peer}", wait_s=30):
+                if m.kind == "replicate":
+                    out = replica.store(m.body, self.me, self.peer, self.local_inv, self.path,
+                                        lambda s: self.say(f"ha agent {self.me}: {s}"))
+                    self.armed.clear()
+                    return out
+                if m.kind == "teardown":
+                    return replica.teardown(m.body, lambda s: self.say(f"ha agent {self.me}: {s}"))
+            return {"error": f"unknown request {m.kind}"}
+        except HarmlessError as e:
+            return {"error": str(e)}
+
+    def write_view(self, now: float) -> None:
+        """``ha-agent.json`` (best effort)."""
+        self._written = now
+        heard = None if self.heard_at is None else round((now - self.heard_at) * 1000, 1)
+        view = record.AgentView(pid=os.getpid(), started=self.started, updated=record.now_iso(),
+                                peer_heard_ms=heard, peer=self.peer_body,
+                                bfd={sp.name: self.local.bfd(sp.name) for sp in self.pair_switches()},
+                                dataplane=self.dataplane(), decisions=dict(self.decisions))
+        try:
+            record.save_agent(view)
+        except HarmlessError:
+            pass
+
+
+def agent_address(path: str | Path, me: str) -> tuple[str, int]:
+    """Where server ``me``'s agent listens (for the CLI's requests)."""
+    return parse_agent(load_inventory(path).ha.server(me).agent)

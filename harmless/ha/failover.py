@@ -1,0 +1,267 @@
+"""Taking over a switch (fencing the active), and taking the role the device says (converging).
+
+The device's config is the arbiter of who forwards (docs/high-availability.md). A take-over is therefore one commit on
+each switch that moves HARMLESS's VLANs to this server's trunk (:meth:`harmless.switch_drivers.base.SwitchDriver.fence`),
+after which this server reads the device again and takes the role it says; only then does its br-of connect to the
+controllers. Both are journaled (:mod:`harmless.journal`) before they happen:
+
+    failover.begin ─► per switch: fence.commit ─► fence.committed ─► server.build ─► server.built ─► state.save ─►
+    failover.end
+    converge.begin ─► server.build ─► server.built ─► state.save ─► converge.end
+
+A run killed at any step is finished by :func:`converge` (``harmless recover`` runs it; so does the agent when it
+starts): a kill before ``fence.committed`` leaves the VLANs where the device has them, one after it leaves them on
+this server's trunk, and either way the roles are read from the device and applied. Nothing is rolled back: a
+fencing commit that happened is what the device says, and undoing it would cut the traffic again.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from harmless import fleet, journal
+from harmless import state as st
+from harmless.deployment import connect_deployed, deployed_switch, state_ovs
+from harmless.errors import CommitError, HarmlessError, InputError
+from harmless.ha import record
+from harmless.ha.plan import Role, device_role, with_roles
+from harmless.inventory import Switch
+from harmless.otc import bridges
+from harmless.otc import controllers as controller_side
+from harmless.plan import Plan, SwitchPlan
+from harmless.state import DeploymentState
+
+Progress = Callable[[str], None]
+
+
+class FailoverError(HarmlessError):
+    """A take-over could not be done (nothing deployed, no pair, a fencing commit refused)."""
+
+
+def _deployed_pair() -> tuple[DeploymentState, Plan]:
+    """The deployed state and plan of an active/standby pair. Raises InputError otherwise."""
+    s = st.load()
+    if not s or not s.plan:
+        raise InputError("harmless failover", "nothing is deployed on this server", "run harmless up first")
+    plan = Plan.from_dict(s.plan)
+    if not any(sp.heartbeat_vid is not None for sp in plan.switches):
+        raise InputError("harmless failover", "the deployment has no standby server (no ha: in its inventory)",
+                         "add ha: to the inventory (docs/high-availability.md) and run harmless up")
+    return s, plan
+
+
+def read_role(s: DeploymentState, sp: SwitchPlan) -> Role:
+    """This server's role for one switch, read from the device now (:func:`harmless.ha.plan.device_role`).
+
+    Raises:
+        DeviceError: the switch cannot be reached or read.
+    """
+    drv = connect_deployed(s, sp.name)
+    try:
+        return device_role(sp, drv.port_states(), deployed_switch(s, sp.name).canonical)
+    finally:
+        drv.close()
+
+
+def read_roles(s: DeploymentState, plan: Plan) -> dict[str, Role | str]:
+    """Every HA switch's role read from its device in parallel; ``error: <line>`` for one that cannot be read."""
+    sws = [deployed_switch(s, sp.name) for sp in plan.switches if sp.heartbeat_vid is not None]
+    outs = fleet.run_per_switch(sws, lambda sw: read_role(s, plan.switch(sw.name)))
+    return {n: o.value if o.ok else f"error: {o.error}" for n, o in outs.items()}
+
+
+def _apply_roles(s: DeploymentState, plan: Plan, roles: dict[str, str], j: journal.Journal,
+                 progress: Progress, on_controllers: Callable[[], None] = lambda: None) -> Plan:
+    """This server's bridges and state as the ``roles`` say (journaled ``server.build`` … ``state.save``);
+    ``on_controllers`` is called once the controller targets are set."""
+    flips = {n: r == "standby" for n, r in roles.items() if r in ("active", "standby")}
+    new = with_roles(plan, flips)
+    ovs = state_ovs(s)
+    j.record("server.build", roles=roles)
+    if ovs.vswitchd_running():
+        bridges.set_controllers(ovs, new)        # the controllers first: what a take-over waits for
+    on_controllers()
+    ovs.start()
+    bridges.apply(ovs, new)                      # then everything else as the plan says (idempotent)
+    j.record("server.built")
+    if new != plan:
+        j.record("state.save")
+        st.save(s.model_copy(update={"plan": new.to_dict(), "updated": record.now_iso()}))
+        progress("roles now: " + ", ".join(f"{n} {'standby' if sp.standby else 'active'}"
+                                          for n, sp in ((sp.name, sp) for sp in new.switches)))
+    return new
+
+
+def _pair_names(plan: Plan) -> tuple[str, str]:
+    """``(this server, the other)`` as the plan names them."""
+    sp = next(sp for sp in plan.switches if sp.heartbeat_vid is not None)
+    return sp.server or "?", sp.peer or "?"
+
+
+def _write_roles(plan: Plan, roles: dict[str, str], failover: record.Failover | None = None) -> None:
+    """``ha.json``: the roles read now (and the failover, when one happened)."""
+    me, peer = _pair_names(plan)
+    rec = record.load() or record.HaRecord(server=me, peer=peer)
+    rec.roles.update({n: r for n, r in roles.items() if not r.startswith("error")})
+    rec.read_at = record.now_iso()
+    if failover is not None:
+        rec.last_failover = failover
+    record.save(rec)
+
+
+def converge(progress: Progress = lambda m: None, roles: dict[str, str] | None = None) -> dict[str, str]:
+    """Take the role the device says for every switch (the caller holds the state lock): read each device (unless
+    ``roles`` are given, e.g. just read after a fencing commit), then this server's br-of connects to the
+    controllers where it is active and to none where it is standby. Journaled (``converge.*``).
+
+    Returns:
+        Per switch its role (``active``/``standby``/``neither``/``both``, or ``error: ...``).
+
+    Raises:
+        InputError: nothing deployed, or no pair.
+    """
+    s, plan = _deployed_pair()
+    roles = roles if roles is not None else read_roles(s, plan)
+    for n, r in roles.items():
+        if r in ("neither", "both"):
+            progress(f"{n}: the device's config says {r} of the two trunks carries HARMLESS's VLANs"
+                     + (" (a loop: fix the trunks by hand or run harmless failover)" if r == "both" else
+                        " (no server forwards: run harmless failover on the server that should)"))
+    j = journal.Journal("converge", progress)
+    j.record("converge.begin", roles=roles)
+    _apply_roles(s, plan, roles, j, progress)
+    _write_roles(plan, roles)
+    j.record("converge.end")
+    j.close()
+    return roles
+
+
+@dataclass
+class FailoverResult:
+    """What :func:`failover` did: per switch ``moved``/``already active``/``failed: ...``, the roles read after, and
+    the record written to ``ha.json`` (its time split)."""
+
+    switches: dict[str, str] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+    record: record.Failover | None = None
+    dry_run: bool = False
+
+    def to_dict(self) -> dict:
+        return {"switches": self.switches, "roles": self.roles, "dry_run": self.dry_run,
+                "failover": self.record.model_dump(mode="json") if self.record else None}
+
+
+def _fence_one(s: DeploymentState, sp: SwitchPlan, j: journal.Journal, progress: Progress) -> tuple[str, str]:
+    """``fence.commit`` → ``fence.committed`` for one switch; returns ``(outcome, role read after)``."""
+    sw: Switch = deployed_switch(s, sp.name)
+    drv = connect_deployed(s, sp.name)
+    try:
+        before = device_role(sp, drv.port_states(), sw.canonical)
+        if before == "active":
+            return "already active", before
+        active = replace(sp, standby=False)
+        j.record("fence.commit", switch=sp.name, role_before=before, trunk=[t.switch_port for t in sp.trunks])
+        progress(f"{sp.name}: moving HARMLESS's VLANs to this server's trunk "
+                 f"{', '.join(t.switch_port for t in sp.trunks)} (one commit)")
+        drv.fence(active.access_changes(), active.trunk_changes())
+        after = device_role(sp, drv.port_states(), sw.canonical)
+        j.record("fence.committed", switch=sp.name, role_after=after)
+        if after != "active":
+            raise CommitError(sp.name, f"after the fencing commit the device's config says {after}, not this "
+                              "server's trunk", "check the trunks' allowed VLANs on the switch")
+        return "moved", after
+    finally:
+        drv.close()
+
+
+def failover(progress: Progress = lambda m: None, only: set[str] | None = None, by: str = "operator",
+             reason: str = "harmless failover", detect_ms: float | None = None,
+             wait_controller: float = 10.0, on_committed: Callable[[list[str]], None] = lambda names: None
+             ) -> FailoverResult:
+    """Make this server the active one of its switches (the caller holds the state lock): fence the peer on each
+    switch where this server is standby, read the device, connect br-of to the controllers. See the module doc.
+
+    Args:
+        only: just these switches (default: every switch of the pair).
+        by / reason / detect_ms: for the record (``agent`` with the decision's reason and detection time).
+        wait_controller: seconds to wait for a controller on every br-of afterwards (for ``controller_ms``; 0:
+            do not wait).
+        on_committed: called with the switches moved, right after the fencing commits (the agent tells the
+            other server then, so it drops its controllers while this one connects).
+
+    Raises:
+        InputError: nothing deployed, no pair, an unknown switch in ``only``.
+        FailoverError: every fencing commit failed (the VLANs stay where they were).
+    """
+    s, plan = _deployed_pair()
+    names = [sp.name for sp in plan.switches if sp.heartbeat_vid is not None and (only is None or sp.name in only)]
+    if only and set(only) - set(names):
+        raise InputError("harmless failover --switch", f"{sorted(set(only) - set(names))[0]} is not a switch of the "
+                         "pair", f"use one of: {', '.join(sp.name for sp in plan.switches)}")
+    t0 = time.monotonic()
+    j = journal.Journal("failover", progress)
+    me, peer = _pair_names(plan)
+    j.record("failover.begin", switches=names, by=by, reason=reason)
+    sws = [deployed_switch(s, n) for n in names]
+    outs = fleet.run_per_switch(sws, lambda sw: _fence_one(s, plan.switch(sw.name), j, progress))
+    t_commit = time.monotonic()
+    res = FailoverResult(switches={n: o.value[0] if o.ok else f"failed: {o.error}" for n, o in outs.items()})
+    roles = {n: o.value[1] for n, o in outs.items() if o.ok}
+    on_committed([n for n, v in res.switches.items() if v == "moved"])
+    t_active = [0.0]
+    new = _apply_roles(s, plan, roles, j, progress, lambda: t_active.__setitem__(0, time.monotonic()))
+    t_active = t_active[0] or time.monotonic()
+    j.record("failover.end", switches=res.switches)
+    j.close()
+    res.roles = roles
+    ctl_ms = _controller_ms(state_ovs(s), new, wait_controller, t_active)
+    res.record = record.Failover(
+        time=record.now_iso(), by=by, switches=[n for n, v in res.switches.items() if v == "moved"],
+        from_server=peer, to_server=me,
+        reason=reason, detect_ms=detect_ms, commit_ms=round((t_commit - t0) * 1000, 1),
+        activate_ms=round((t_active - t_commit) * 1000, 1), controller_ms=ctl_ms,
+        outcome="done" if all(o.ok for o in outs.values()) else "failed: " + "; ".join(
+            v for v in res.switches.values() if v.startswith("failed")))
+    _write_roles(new, roles, res.record)
+    if outs and not any(o.ok for o in outs.values()):
+        raise FailoverError("harmless failover", res.record.outcome, "the VLANs stay where they were; check the "
+                            "switch and run harmless failover again")
+    return res
+
+
+def _controller_ms(ovs, plan: Plan, timeout: float, since: float) -> float | None:
+    """ms from ``since`` until every active br-of has a connected controller (None: not within ``timeout``)."""
+    if timeout <= 0 or not any(sp.live_controllers for sp in plan.switches):
+        return None
+    try:
+        controller_side.wait_controllers(ovs, plan, timeout, poll=0.02)
+    except HarmlessError:
+        return None
+    return round((time.monotonic() - since) * 1000, 1)
+
+
+def preview(only: set[str] | None = None) -> FailoverResult:
+    """``harmless failover --dry-run``: every switch's role read from its device, and what a take-over would do
+    there (read only: no lock, no journal, nothing changed).
+
+    Raises:
+        InputError: nothing deployed, no pair.
+    """
+    s, plan = _deployed_pair()
+    todo = Plan(tuple(sp for sp in plan.switches if only is None or sp.name in only))
+    roles = read_roles(s, todo)
+    res = FailoverResult(roles=roles, dry_run=True)
+    for sp in todo.switches:
+        if sp.heartbeat_vid is None:
+            continue
+        r = roles.get(sp.name, "")
+        if r == "active":
+            res.switches[sp.name] = "already active"
+        elif r.startswith("error"):
+            res.switches[sp.name] = f"cannot tell ({r})"
+        else:
+            lines = "; ".join(f"{t.interface} carries {','.join(map(str, t.vids))}"
+                              for t in replace(sp, standby=False).trunk_changes())
+            res.switches[sp.name] = f"would move the VLANs in one commit: {lines}"
+    return res
