@@ -301,6 +301,11 @@ def _print_down(r) -> None:
                                                  "[red]differs from the saved original[/red]")
                   + ("" if r.ports_restored.get(name) else "; every port has its original mode and VLANs"))
     out.print("; ".join(dict.fromkeys(r.server or ["no bridges were left"])))
+    if r.standby is not None:
+        sb = r.standby
+        out.print(f"other server {sb['server']}: " + (("; ".join(sb.get("removed") or ["nothing was left"]))
+                  if sb.get("reached") and not sb.get("error") else f"[red]not done[/red] ({escape(sb.get('error', ''))}"
+                  "; run harmless down there)"), highlight=False)
 
 
 @main.command()

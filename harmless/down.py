@@ -14,6 +14,7 @@ from harmless import fleet, journal
 from harmless import state as st
 from harmless.deployment import connect, ovs_from_ref, ovs_ref, ref_record, state_ovs
 from harmless.errors import CommitError, NothingToDo
+from harmless.ha import replica
 from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.ovs import Ovs
@@ -155,8 +156,18 @@ class DownRun:
         self.begin()
         result = self.restore_switches()
         self.remove_server(result)
+        self.teardown_peer(result)
         self.clear_state()
         return result
+
+    def teardown_peer(self, result: DownResult) -> None:
+        """``ha.teardown``: the other server of an active/standby pair removes its bridges and forgets the state
+        (:func:`harmless.ha.replica.teardown_peer`); what it could not reach is said, never raised."""
+        if self.state is None or not self.state.plan:
+            return
+        self.j.record("ha.teardown")
+        result.standby = replica.teardown_peer(self.state, {n: e["sha256"] for n, (_sw, e) in self.targets.items()},
+                                               self.progress)
 
     def gather(self) -> None:
         """What to give back and remove: the state, the unfinished journal, the retained originals.

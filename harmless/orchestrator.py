@@ -31,6 +31,7 @@ from harmless import journal
 from harmless import state as st
 from harmless.down import DownRun, recover_previous
 from harmless.errors import Refused, raise_refusals
+from harmless.ha.failover import converge as ha_converge
 from harmless.ha.plan import SERVER_ENV, local_inventory, this_server
 from harmless.inventory import load_inventory
 from harmless.otc import controllers as controller_side
@@ -220,6 +221,8 @@ def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> Re
             return RecoverResult(recovered="restore", details=restore_locked(progress).model_dump(mode="json"))
         if kind == "previous deployment":
             return recover_previous(recs, s, progress)
+        if kind == "roles":                   # an interrupted take-over: take the roles the devices say
+            return RecoverResult(recovered="roles", details={"roles": ha_converge(progress)})
         return RecoverResult(recovered="down", down=DownRun(progress, on_switch).run())
 
 
@@ -233,12 +236,15 @@ def _state_or_none():
 def _recover_kind(recs: list[dict] | None, s) -> str:
     """What :func:`recover` does for the journal records ``recs`` and the state ``s`` (a ``RecoverResult.recovered``
     value): ``nothing`` (no unfinished run), ``qos``, ``restore``, ``previous deployment`` (an interrupted ``up`` on
-    top of a deployment) or ``down``."""
+    top of a deployment), ``roles`` (an interrupted take-over or role change of an active/standby pair) or
+    ``down``."""
     if journal.is_finished(recs):
         return "nothing"
     first = recs[0]
     if first.get("op") in ("qos", "restore"):
         return first["op"]
+    if first.get("op") in ("failover", "converge") and s and s.plan:
+        return "roles"
     if first.get("op") == "up" and first.get("prior_deployed") and s and s.plan:
         return "previous deployment"
     return "down"

@@ -110,7 +110,7 @@ class UpResult(OmitWhenNone, _Result):
     standby: dict | None = None
 
 
-class DownResult(_Result):
+class DownResult(OmitWhenNone, _Result):
     """What ``harmless down`` did.
 
     Attributes:
@@ -118,12 +118,17 @@ class DownResult(_Result):
         config_restored: every device equals its original (False when there was no switch to restore).
         ports_restored: per switch the ports whose mode/VLANs differ from before ``up`` (empty: all back).
         server: what was removed or stopped on the server.
+        standby: with an ``ha`` pair, what the other server did (``{"server", "reached", "removed", "error"}``;
+            left out of the dump without ``ha``).
     """
+
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("standby",)
 
     restored: dict[str, bool]
     config_restored: bool
     ports_restored: dict[str, list[str]]
     server: list[str]
+    standby: dict | None = None
 
 
 class RecoverResult(_Result):
@@ -131,14 +136,15 @@ class RecoverResult(_Result):
 
     Attributes:
         recovered: ``nothing``, ``qos`` (an interrupted ``qos set`` finished), ``restore`` (an interrupted
-            ``harmless restore`` run again), ``previous deployment`` (an interrupted incremental ``up`` undone) or
-            ``down`` (as ``harmless down``).
+            ``harmless restore`` run again), ``previous deployment`` (an interrupted incremental ``up`` undone),
+            ``roles`` (an interrupted take-over of an active/standby pair finished: the roles the devices say taken,
+            ``details`` has them) or ``down`` (as ``harmless down``).
         switches: the switches put back (``previous deployment``).
         down: :func:`down`'s result (``down``).
         details: the result of the finishing command (``qos``: ``applied``; ``restore``: restore's keys).
     """
 
-    recovered: Literal["nothing", "qos", "restore", "previous deployment", "down"]
+    recovered: Literal["nothing", "qos", "restore", "previous deployment", "roles", "down"]
     switches: list[str] | None = None
     down: DownResult | None = None
     details: dict[str, Any] = Field(default_factory=dict)

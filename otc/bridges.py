@@ -230,17 +230,31 @@ def apply(ovs: Ovs, plan: Plan) -> list[trunk_types.TrunkChoice]:
     return choices
 
 
+def activation_commands(sp: SwitchPlan, current: list[str]) -> list[list[str]]:
+    """ovs-vsctl commands giving ``sp``'s br-of its live controllers (none on a standby) WITH their settings
+    (out-of-band, ``max_backoff``, ``inactivity_probe``) in the rows' creation, so that ovs-vswitchd connects once,
+    instead of connecting and then reconnecting when the settings are written afterwards. Pure."""
+    want = sp.live_controllers
+    if sorted(want) == sorted(current):
+        return []
+    if not want:
+        return [["del-controller", sp.bridge]]
+    cmds = [[f"--id=@c{k}", "create", "Controller", f'target="{t}"', "connection_mode=out-of-band",
+             f"max_backoff={sp.max_backoff_ms}", f"inactivity_probe={sp.inactivity_probe_ms}"]
+            for k, t in enumerate(want)]
+    return cmds + [["set", "Bridge", sp.bridge, "controller=[" + ",".join(f"@c{k}" for k in range(len(want))) + "]"]]
+
+
 def set_controllers(ovs: Ovs, plan: Plan) -> None:
-    """Only each br-of's controller targets (:attr:`harmless.plan.SwitchPlan.live_controllers`: none on a standby)
-    and their settings, in one transaction: the quick step of a standby server becoming active
-    (docs/high-availability.md), before :func:`apply` converges the rest.
+    """Only each br-of's controller targets (:attr:`harmless.plan.SwitchPlan.live_controllers`: none on a standby),
+    created with their settings in one transaction (:func:`activation_commands`): the quick step of a standby
+    server becoming active (docs/high-availability.md), before :func:`apply` converges the rest.
 
     Raises:
         OvsError: the transaction failed.
     """
     current = {sp.bridge: _controllers(ovs, sp.bridge) for sp in plan.switches}
-    ovs.transact([c for sp in plan.switches for c in _controller_commands(sp, current[sp.bridge])])
-    controller_side.apply_settings(ovs, plan)
+    ovs.transact([c for sp in plan.switches for c in activation_commands(sp, current[sp.bridge])])
 
 
 def install_flows(ovs: Ovs, plan: Plan) -> None:

@@ -29,13 +29,20 @@ from harmless.deployment import server_ovs, state_ovs
 from harmless.errors import HarmlessError
 from harmless.ha import record, replica, wire
 from harmless.ha.decide import Sight, decide, healthy, mgmt_alive
-from harmless.ha.failover import converge, failover
+from harmless.ha.failover import converge, failover, read_roles
 from harmless.ha.plan import local_inventory
 from harmless.ha.sense import Local, vswitchd_state
 from harmless.inventory import load_inventory, parse_agent
 from harmless.plan import Plan
 
 Say = Callable[[str], None]
+#: a standby rebuilds its bridges when its ovs-vswitchd has been down this long (s)
+REPAIR_AFTER_S = 3.0
+#: a take-over that failed is tried again after this long (s)
+FENCE_RETRY_S = 5.0
+#: the devices are read (roles) at least this often (s), to catch what no heartbeat shows (a failover that broke
+#: half-way, a trunk moved by hand)
+AUDIT_S = 60.0
 
 
 class Agent:
@@ -66,13 +73,14 @@ class Agent:
         self.armed: dict[str, bool] = {}
         self.first_sign: dict[str, float] = {}
         self.decisions: dict[str, str] = {}
-        self.busy = threading.Lock()
+        self.busy, self.fencing, self.auditing = threading.Lock(), threading.Lock(), threading.Lock()
         self.plan: Plan | None = None
         self.read_at: str | None = None
         self._mtime = 0.0
         self.local = Local(server_ovs(self.local_inv, start=False))
         self.ovs_down_since: float | None = None
         self.last_reread = 0.0
+        self.fence_after = 0.0          # a failed take-over is tried again after FENCE_RETRY_S
         self.started = record.now_iso()
         self._written = 0.0
 
@@ -114,6 +122,8 @@ class Agent:
         for name, sight in sights.items():
             self.judge(name, sight, now)
         self.repair(now)
+        if self.plan is not None and now - self.last_reread > AUDIT_S and vswitchd_state(self.local.ovs) == "running":
+            self.spawn("audit", self._audit, self.auditing)   # the devices are the arbiter: read them now and then
         if now - self._written >= record.AGENT_WRITE_S:
             self.write_view(now)
 
@@ -130,6 +140,8 @@ class Agent:
             except HarmlessError:
                 s = None
             self.plan = Plan.from_dict(s.plan) if s and s.plan else None
+            self.ovs_down_since = None              # a new state: its bridges are being built
+            self.last_reread = time.monotonic()     # ... and its roles were just read
             if s and s.ovs:
                 self.local.ovs = state_ovs(s)
             rec = record.load()
@@ -150,7 +162,7 @@ class Agent:
                 own_trunk_up=all(self.local.link_up(t.server_interface) for t in sp.trunks), heard_ms=heard,
                 peer_dataplane=(body.get("dataplane") or {}).get(sp.name),
                 peer_role=(body.get("roles") or {}).get(sp.name), armed=self.armed.get(sp.name, False),
-                detect_ms=self.ha.detect_ms)
+                detect_ms=self.ha.detect_ms, peer_busy=body.get("busy"))
         return out
 
     def dataplane(self) -> dict[str, bool]:
@@ -159,9 +171,20 @@ class Agent:
         return {sp.name: up and all(self.local.link_up(t.server_interface) for t in sp.trunks)
                 for sp in self.pair_switches()}
 
+    def busy_with(self) -> str | None:
+        """The harmless command (not this agent) that holds this server's state lock now, if any."""
+        try:
+            holder = st.lock_holder()
+        except OSError:
+            return None
+        if not holder or "harmless ha agent" in holder:
+            return None
+        return holder.split(":", 1)[-1].strip()[:80]
+
     def send_heartbeat(self) -> None:
         body = {"deployed": self.plan is not None, "read_at": self.read_at, "dataplane": self.dataplane(),
-                "roles": {sp.name: "standby" if sp.standby else "active" for sp in self.pair_switches()}}
+                "roles": {sp.name: "standby" if sp.standby else "active" for sp in self.pair_switches()},
+                "busy": self.busy_with()}
         _m, data = self.sender.seal("hb", body)
         try:
             with socket.socket(socket.AF_INET6 if ":" in self.peer_addr[0] else socket.AF_INET,
@@ -183,9 +206,9 @@ class Agent:
             self.decisions[name] = d.reason
             self.say(f"ha agent {self.me}: {name}: {d.reason}")
             self.write_view(now)
-        if d.action == "fence":
-            detect = (now - self.first_sign.get(name, now)) * 1000 + self.ha.detect_ms
-            self.spawn("fence", lambda: self._fence({name}, d.reason, detect))
+        if d.action == "fence" and now >= self.fence_after:
+            detect = (now - self.first_sign.get(name, now)) * 1000
+            self.spawn("fence", lambda: self._fence({name}, d.reason, detect), self.fencing)
         elif d.action == "reread":
             if sight.peer_role == "active" and (self.peer_body.get("read_at") or "") > (self.read_at or ""):
                 self.spawn("demote", lambda: self._demote({name}))
@@ -193,19 +216,24 @@ class Agent:
                 self.spawn("reread", self._reread)
 
     def repair(self, now: float) -> None:
-        """This server's ovs-vswitchd died: rebuild at once as standby, after ``hold_s`` as active (the standby
-        should have taken over by then; the device decides which role it rebuilds as)."""
-        if self.plan is None or vswitchd_state(self.local.ovs) != "down":
+        """This server's ovs-vswitchd has been down for :data:`REPAIR_AFTER_S` (a standby) or ``hold_s`` (an
+        active one: the standby should have taken over by then): read the devices and rebuild in the role they
+        say. Not while a harmless command holds the lock (``down`` stops it on purpose)."""
+        if self.plan is None or vswitchd_state(self.local.ovs) != "down" or self.busy_with():
             self.ovs_down_since = None
             return
         self.ovs_down_since = self.ovs_down_since or now
         active = any(not sp.standby for sp in self.pair_switches())
-        if (not active or now - self.ovs_down_since > self.ha.hold_s) and now - self.last_reread > 5:
+        wait_s = self.ha.hold_s if active else REPAIR_AFTER_S
+        if now - self.ovs_down_since > wait_s and now - self.last_reread > 5:
             self.spawn("repair", self._reread)
 
-    def spawn(self, what: str, fn: Callable[[], None]) -> None:
-        """Run ``fn`` in a worker unless another action runs (it is tried again on a later interval)."""
-        if not self.busy.acquire(blocking=False):
+    def spawn(self, what: str, fn: Callable[[], None], flag: threading.Lock | None = None) -> None:
+        """Run ``fn`` in a worker unless another action of its kind runs (it is tried again on a later interval).
+        A take-over has its own kind (``fencing``), so that reading the devices never delays it; the state lock
+        orders what they change."""
+        flag = flag or self.busy
+        if not flag.acquire(blocking=False):
             return
 
         def work():
@@ -214,15 +242,23 @@ class Agent:
             except Exception as e:  # noqa: BLE001 - an agent reports and goes on
                 self.say(f"ha agent {self.me}: {what} failed: {e}")
             finally:
-                self.busy.release()
+                flag.release()
 
         threading.Thread(target=work, daemon=True, name=f"ha-{what}").start()
 
     def _fence(self, names: set[str], reason: str, detect_ms: float) -> None:
         self.say(f"ha agent {self.me}: taking over {', '.join(sorted(names))}: {reason}")
-        with st.lock("harmless ha agent: failover", wait_s=2):
-            res = failover(lambda m: self.say(f"ha agent {self.me}: {m}"), only=names, by="agent",
-                           reason=reason, detect_ms=round(detect_ms, 1), on_committed=self.tell_fenced)
+        self.fence_after = time.monotonic() + FENCE_RETRY_S
+        try:
+            with st.lock("harmless ha agent: failover", wait_s=30):
+                res = failover(lambda m: self.say(f"ha agent {self.me}: {m}"), only=names, by="agent",
+                               reason=reason, detect_ms=round(detect_ms, 1), on_committed=self.tell_fenced)
+        except HarmlessError as e:
+            # the commit may have happened before the failure: take the role the devices say now
+            self.say(f"ha agent {self.me}: take-over failed ({e}); reading the devices")
+            self.last_reread = 0.0
+            self._reread()
+            return
         for n in names:
             self.armed[n] = False
         self.say(f"ha agent {self.me}: failover {res.record.outcome}: commit {res.record.commit_ms} ms, "
@@ -246,8 +282,25 @@ class Agent:
         for n in names:
             self.armed[n] = False
 
+    def _audit(self) -> None:
+        """Read the devices (without the state lock); only when a role differs from this server's, take the lock
+        and the roles (:meth:`_reread`, which reads them again under it)."""
+        self.last_reread = time.monotonic()
+        s = st.load()
+        if s is None or not s.plan:
+            return
+        plan = Plan.from_dict(s.plan)
+        roles = read_roles(s, plan)
+        differ = [n for n, r in roles.items() if r in ("active", "standby")
+                  and plan.switch(n).standby != (r == "standby")]
+        if differ:
+            self.say(f"ha agent {self.me}: the devices say other roles for {', '.join(differ)}")
+            self._reread()
+
     def _reread(self) -> None:
         self.last_reread = time.monotonic()
+        if st.load() is None:
+            return                      # nothing deployed (any more): nothing to read
         before = {sp.name: sp.standby for sp in self.pair_switches()}
         with st.lock("harmless ha agent: reading roles", wait_s=2):
             roles = converge(lambda m: self.say(f"ha agent {self.me}: {m}"))

@@ -38,6 +38,8 @@ class Sight:
         peer_role: the role the peer's heartbeat claims for this switch (None: not said).
         armed: both paths said the peer was healthy at once since this server's role last changed.
         detect_ms: the detection time, ``interval_ms * multiplier``.
+        peer_busy: the peer's last heartbeat said a harmless command holds its state lock (``up``, ``down``,
+            ``recover``: an operator at work there, whose ``down`` takes the bridges away on purpose).
     """
 
     role: str
@@ -48,6 +50,7 @@ class Sight:
     peer_role: str | None
     armed: bool
     detect_ms: int
+    peer_busy: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,4 +91,6 @@ def decide(s: Sight) -> Decision:
     if not s.armed:
         return Decision("stay", f"{mgmt} and BFD is down, but the active has not been seen healthy since this "
                                 "server's role changed: not taking over")
+    if s.peer_busy and s.heard_ms is not None and s.heard_ms <= s.detect_ms:
+        return Decision("stay", f"{mgmt} and BFD is down, but the active runs `{s.peer_busy}`: not taking over")
     return Decision("fence", f"{mgmt} and BFD on the heartbeat VLAN is down")

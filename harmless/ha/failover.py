@@ -51,6 +51,13 @@ def _deployed_pair() -> tuple[DeploymentState, Plan]:
     return s, plan
 
 
+def still_migrated(sp: SwitchPlan, ports: dict, canonical) -> bool:
+    """Every migrated access port of ``sp`` is on its own HARMLESS VLAN on the device (``ports``: its per-port
+    state). A take-over must never migrate a switch again that a ``down`` gave back. Pure."""
+    by_name = {canonical(n): p for n, p in ports.items()}
+    return all((p := by_name.get(canonical(pp.interface))) is not None and p.access_vid == pp.vid for pp in sp.ports)
+
+
 def read_role(s: DeploymentState, sp: SwitchPlan) -> Role:
     """This server's role for one switch, read from the device now (:func:`harmless.ha.plan.device_role`).
 
@@ -74,14 +81,14 @@ def read_roles(s: DeploymentState, plan: Plan) -> dict[str, Role | str]:
 def _apply_roles(s: DeploymentState, plan: Plan, roles: dict[str, str], j: journal.Journal,
                  progress: Progress, on_controllers: Callable[[], None] = lambda: None) -> Plan:
     """This server's bridges and state as the ``roles`` say (journaled ``server.build`` … ``state.save``);
-    ``on_controllers`` is called once the controller targets are set."""
+    ``on_controllers`` is called just before the controller targets are set."""
     flips = {n: r == "standby" for n, r in roles.items() if r in ("active", "standby")}
     new = with_roles(plan, flips)
     ovs = state_ovs(s)
     j.record("server.build", roles=roles)
+    on_controllers()
     if ovs.vswitchd_running():
         bridges.set_controllers(ovs, new)        # the controllers first: what a take-over waits for
-    on_controllers()
     ovs.start()
     bridges.apply(ovs, new)                      # then everything else as the plan says (idempotent)
     j.record("server.built")
@@ -110,6 +117,24 @@ def _write_roles(plan: Plan, roles: dict[str, str], failover: record.Failover | 
     record.save(rec)
 
 
+def _archive_interrupted(progress: Progress) -> None:
+    """An unfinished take-over or role change before this one is finished by this one (it reads the devices):
+    archive its journal. Anything else unfinished (an ``up``, a ``down``) waits for ``harmless recover``.
+
+    Raises:
+        InputError: an unfinished journal of another command.
+    """
+    journal.tidy()
+    recs = journal.unfinished()
+    if not recs or journal.is_finished(recs):
+        return
+    if recs[0].get("op") not in ("failover", "converge"):
+        raise InputError("harmless failover", journal.describe(recs),
+                         "run harmless recover first (it finishes or undoes that run)")
+    progress(f"finishing {journal.describe(recs)}")
+    journal.archive("interrupted")
+
+
 def converge(progress: Progress = lambda m: None, roles: dict[str, str] | None = None) -> dict[str, str]:
     """Take the role the device says for every switch (the caller holds the state lock): read each device (unless
     ``roles`` are given, e.g. just read after a fencing commit), then this server's br-of connects to the
@@ -128,6 +153,7 @@ def converge(progress: Progress = lambda m: None, roles: dict[str, str] | None =
             progress(f"{n}: the device's config says {r} of the two trunks carries HARMLESS's VLANs"
                      + (" (a loop: fix the trunks by hand or run harmless failover)" if r == "both" else
                         " (no server forwards: run harmless failover on the server that should)"))
+    _archive_interrupted(progress)
     j = journal.Journal("converge", progress)
     j.record("converge.begin", roles=roles)
     _apply_roles(s, plan, roles, j, progress)
@@ -157,9 +183,14 @@ def _fence_one(s: DeploymentState, sp: SwitchPlan, j: journal.Journal, progress:
     sw: Switch = deployed_switch(s, sp.name)
     drv = connect_deployed(s, sp.name)
     try:
-        before = device_role(sp, drv.port_states(), sw.canonical)
+        ports = drv.port_states()
+        before = device_role(sp, ports, sw.canonical)
         if before == "active":
             return "already active", before
+        if not still_migrated(sp, ports, sw.canonical):
+            raise FailoverError(sp.name, "its access ports are not on their HARMLESS VLANs any more (the switch was "
+                                "given back by a down, or changed by hand): not taking it over",
+                                "run harmless down on this server to forget the deployment, or harmless up")
         active = replace(sp, standby=False)
         j.record("fence.commit", switch=sp.name, role_before=before, trunk=[t.switch_port for t in sp.trunks])
         progress(f"{sp.name}: moving HARMLESS's VLANs to this server's trunk "
@@ -199,46 +230,51 @@ def failover(progress: Progress = lambda m: None, only: set[str] | None = None, 
     if only and set(only) - set(names):
         raise InputError("harmless failover --switch", f"{sorted(set(only) - set(names))[0]} is not a switch of the "
                          "pair", f"use one of: {', '.join(sp.name for sp in plan.switches)}")
-    t0 = time.monotonic()
+    t0 = time.time()
+    _archive_interrupted(progress)
     j = journal.Journal("failover", progress)
     me, peer = _pair_names(plan)
     j.record("failover.begin", switches=names, by=by, reason=reason)
     sws = [deployed_switch(s, n) for n in names]
     outs = fleet.run_per_switch(sws, lambda sw: _fence_one(s, plan.switch(sw.name), j, progress))
-    t_commit = time.monotonic()
+    t_commit = time.time()
     res = FailoverResult(switches={n: o.value[0] if o.ok else f"failed: {o.error}" for n, o in outs.items()})
-    roles = {n: o.value[1] for n, o in outs.items() if o.ok}
+    res.roles = {n: o.value[1] for n, o in outs.items() if o.ok}
     on_committed([n for n, v in res.switches.items() if v == "moved"])
-    t_active = [0.0]
-    new = _apply_roles(s, plan, roles, j, progress, lambda: t_active.__setitem__(0, time.monotonic()))
-    t_active = t_active[0] or time.monotonic()
+    mark: list[float] = []
+    new = _apply_roles(s, plan, res.roles, j, progress, lambda: mark.append(time.time()))
+    t_active = mark[0] if mark else time.time()
     j.record("failover.end", switches=res.switches)
     j.close()
-    res.roles = roles
-    ctl_ms = _controller_ms(state_ovs(s), new, wait_controller, t_active)
+    t_ctl = _controller_at(state_ovs(s), new, wait_controller, t_active)
+    ms = (lambda a, b: round((b - a) * 1000, 1) if a is not None and b is not None else None)
     res.record = record.Failover(
         time=record.now_iso(), by=by, switches=[n for n, v in res.switches.items() if v == "moved"],
-        from_server=peer, to_server=me,
-        reason=reason, detect_ms=detect_ms, commit_ms=round((t_commit - t0) * 1000, 1),
-        activate_ms=round((t_active - t_commit) * 1000, 1), controller_ms=ctl_ms,
+        from_server=peer, to_server=me, reason=reason, detect_ms=detect_ms, commit_ms=ms(t0, t_commit),
+        activate_ms=ms(t_commit, t_active), controller_ms=ms(t_active, t_ctl),
         outcome="done" if all(o.ok for o in outs.values()) else "failed: " + "; ".join(
-            v for v in res.switches.values() if v.startswith("failed")))
-    _write_roles(new, roles, res.record)
+            v for v in res.switches.values() if v.startswith("failed")),
+        decided_at=t0, committed_at=t_commit, activated_at=t_active, controller_at=t_ctl)
+    _write_roles(new, res.roles, res.record)
     if outs and not any(o.ok for o in outs.values()):
         raise FailoverError("harmless failover", res.record.outcome, "the VLANs stay where they were; check the "
                             "switch and run harmless failover again")
     return res
 
 
-def _controller_ms(ovs, plan: Plan, timeout: float, since: float) -> float | None:
-    """ms from ``since`` until every active br-of has a connected controller (None: not within ``timeout``)."""
-    if timeout <= 0 or not any(sp.live_controllers for sp in plan.switches):
-        return None
-    try:
-        controller_side.wait_controllers(ovs, plan, timeout, poll=0.02)
-    except HarmlessError:
-        return None
-    return round((time.monotonic() - since) * 1000, 1)
+def _controller_at(ovs, plan: Plan, timeout: float, since: float) -> float | None:
+    """When (epoch s) every active br-of had a controller connection logged by ovs-vswitchd at or after ``since``
+    (:func:`harmless.otc.controllers.connected_since`); None when not within ``timeout`` s or nothing to wait for."""
+    todo = [sp.bridge for sp in plan.switches if sp.live_controllers]
+    end = time.monotonic() + timeout
+    while todo and timeout > 0:
+        seen = [controller_side.connected_since(ovs, br, since - 0.05) for br in todo]
+        if all(t is not None for t in seen):
+            return max(seen)
+        if time.monotonic() > end:
+            return None
+        time.sleep(0.02)
+    return None
 
 
 def preview(only: set[str] | None = None) -> FailoverResult:

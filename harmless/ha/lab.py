@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import signal
 import sys
@@ -240,3 +241,29 @@ def kill_vswitchd(info: dict, server: str) -> int:
         raise LabError(server, "its ovs-vswitchd does not run", "start the pair first")
     os.kill(pid, signal.SIGKILL)
     return pid
+
+
+# ----------------------------------------------------------------------------- observations
+def _switch_appctl(info: dict, *args: str) -> str:
+    """``ovs-appctl`` of the emulated switch's own OVS (its data plane)."""
+    ovs = topology.lab_ovs(info)
+    return ovs.appctl(*args, timeout=10)
+
+
+def datapath_ports(info: dict) -> dict[int, str]:
+    """The emulated switch's datapath port numbers -> its OVS port names (``dpctl/show``)."""
+    out = _switch_appctl(info, "dpctl/show")
+    return {int(n): name for n, name in re.findall(r"port (\d+): (\S+)", out)}
+
+
+def flood_trunks(info: dict, dp_ports: dict[int, str]) -> list[str]:
+    """The trunk ports a broadcast from the first host's access port leaves the emulated switch on now
+    (``ofproto/trace``: the switch's forwarding decision itself, not its configuration)."""
+    host = next(iter(info["hosts"].values()))
+    port = topology.ovs_port(host["interface"])
+    out = _switch_appctl(info, "ofproto/trace", topology.BRIDGE,
+                         f"in_port={port},dl_src={host['mac']},dl_dst=ff:ff:ff:ff:ff:ff")
+    acts = next((ln for ln in out.splitlines() if ln.startswith("Datapath actions:")), "")
+    trunk_ports = {topology.ovs_port(t["switch_port"]) for t in info["trunks"]}
+    outs = [dp_ports.get(int(n), n) for n in re.findall(r"(?<![\w=])(\d+)(?![\w.])", acts.split(":", 1)[-1])]
+    return sorted({p for p in outs if p in trunk_ports})

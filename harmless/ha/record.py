@@ -32,11 +32,17 @@ class Failover(_M):
         time: UTC ISO time it began; by: ``agent`` (automatic) or ``operator`` (``harmless failover``).
         switches: the switches moved; from_server / to_server: the old and new active.
         reason: why (the decision's line, or the operator's ``--reason``).
-        detect_ms: from the first sign of trouble (the first missed heartbeat or BFD down) to the decision.
+        detect_ms: from the first sign the agent saw (BFD down, the peer's heartbeat missing for the detection
+            time, or the peer saying its data path is down) to the decision; the signs themselves come after the
+            fault by up to the detection time (``harmless ha demo`` measures from the fault).
         commit_ms: the fencing commit on the device(s) (connect, candidate, commit).
-        activate_ms: this server's br-of connected to its controllers (OVS ``set-controller``).
-        controller_ms: from activation until a controller was connected on every br-of (None: none in time).
+        activate_ms: from the commit until this server's br-of was given its controllers (telling the other server,
+            the journal).
+        controller_ms: from then until ovs-vswitchd logged a controller connection on every br-of (the OVSDB
+            transaction and the TCP connection; None: none in time).
         outcome: ``done``, or ``failed: <error>``.
+        decided_at / committed_at / activated_at / controller_at: the same moments as epoch seconds (ms
+            precision), for lining them up with other clocks (``harmless ha demo``'s ping timeline).
     """
 
     time: str
@@ -50,6 +56,10 @@ class Failover(_M):
     activate_ms: float | None = None
     controller_ms: float | None = None
     outcome: str = "done"
+    decided_at: float | None = None
+    committed_at: float | None = None
+    activated_at: float | None = None
+    controller_at: float | None = None
 
 
 class HaRecord(_M):

@@ -171,6 +171,28 @@ def store(body: dict, me: str, peer: str, inv: Inventory, inventory_path: str, p
     return {"stored": True, "built": not problems, "problems": problems[:5], "roles": roles}
 
 
+def teardown_peer(s: DeploymentState, restored: dict[str, str], progress=lambda m: None) -> dict | None:
+    """``down``'s step on one server of a pair: ask the other one to remove its bridges and forget the state,
+    telling it which originals are proven back (``{switch: sha256}``). None without a pair; otherwise what happened,
+    ``{"server", "reached": False, "error"}`` when it could not be reached (never raised: the switches are back)."""
+    plan = Plan.from_dict(s.plan)
+    sp = next((sp for sp in plan.switches if sp.heartbeat_vid is not None), None)
+    if sp is None or not sp.server or not sp.peer:
+        return None
+    record.clear()                                  # this server's record of the pair
+    try:
+        inv = load_inventory(s.inventory)
+        addr, sender, guard = client(inv, sp.server)
+        progress(f"asking the other server {sp.peer} to remove its bridges")
+        body = wire.request(addr, sender, guard, "teardown", {"restored": restored}, timeout=120)
+    except HarmlessError as e:
+        progress(f"could not reach the other server {sp.peer}: its bridges stay (run harmless down there): {e}")
+        return {"server": sp.peer, "reached": False, "error": str(e)}
+    if body.get("error"):
+        return {"server": sp.peer, "reached": True, "error": body["error"]}
+    return {"server": sp.peer, "reached": True, "removed": body.get("removed", []), "state": body.get("state")}
+
+
 def teardown(body: dict, progress=lambda m: None) -> dict:
     """``down`` from the other server (the caller holds the state lock): the originals it proved back are marked
     restored here, this server's bridges are removed, its private OVS stopped and the state forgotten.
