@@ -157,10 +157,7 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
         Interrupted: SIGINT/SIGTERM (what was applied is rolled back; exit 130).
     """
     src = inventory_path
-    inv = load_inventory(inventory_path)
-    me = this_server(inv, src, server)
-    check_trunk_interfaces(local_inventory(inv, me, own_trunks_only=True), src)
-    inv = local_inventory(inv, me)           # ha: this server's netns, its own trunk first
+    me, inv = _this_server(load_inventory(inventory_path), src, server)
     qos_check_kernel(inv, src)               # issue #15: linux-hfsc needs sch_hfsc in this kernel
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     check_controllers_before_up(inv, src, progress, wait_controller, keep_on_no_controller, only)   # issue #25
@@ -168,6 +165,14 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
         refuse_unfinished(src)
         return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller,
                      only, me=me, no_standby=no_standby).run()
+
+
+def _this_server(inv, src: str, server: str | None):
+    """``(this server's name or None, the inventory as it plans and builds it)``: with ``ha`` its own netns and trunk
+    first (:func:`harmless.ha.plan.local_inventory`); its own trunk interfaces must exist. Raises InputError."""
+    me = this_server(inv, src, server)
+    check_trunk_interfaces(local_inventory(inv, me, own_trunks_only=True), src)
+    return me, local_inventory(inv, me)
 
 
 def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownResult:

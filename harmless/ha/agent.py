@@ -11,7 +11,9 @@ Every ``interval_ms`` it
    peer claims a switch it also holds, and to rebuild its own bridges when its ovs-vswitchd died).
 
 On TCP (same port) it answers the peer's requests: ``replicate`` (store the state and build the bridges as standby,
-:func:`harmless.ha.replica.store`), ``fenced`` (the peer took these switches over: drop the controllers at once),
+:func:`harmless.ha.replica.store`), ``taking-over``/``not-taking-over`` (the peer's fencing commit is on the way, or
+failed: an active server whose ovs-vswitchd died does not rebuild itself meanwhile), ``fenced`` (the peer took these
+switches over: drop the controllers at once),
 ``teardown`` (``down`` ran on the peer, :func:`harmless.ha.replica.teardown`). It writes its live view to
 ``ha-agent.json``. Its log lines go to stdout (the systemd journal); the shared secret is never printed.
 """
@@ -40,6 +42,9 @@ Say = Callable[[str], None]
 REPAIR_AFTER_S = 3.0
 #: a take-over that failed is tried again after this long (s)
 FENCE_RETRY_S = 5.0
+#: how long an active server whose ovs-vswitchd died waits, after the standby said it is taking over, for its
+#: ``fenced`` (s)
+FENCING_WAIT_S = 300.0
 #: the devices are read (roles) at least this often (s), to catch what no heartbeat shows (a failover that broke
 #: half-way, a trunk moved by hand)
 AUDIT_S = 60.0
@@ -81,6 +86,7 @@ class Agent:
         self.ovs_down_since: float | None = None
         self.last_reread = 0.0
         self.fence_after = 0.0          # a failed take-over is tried again after FENCE_RETRY_S
+        self.peer_fencing_until = 0.0   # the peer said it is taking over (until its commit is done, at most this)
         self.started = record.now_iso()
         self._written = 0.0
 
@@ -225,6 +231,8 @@ class Agent:
         self.ovs_down_since = self.ovs_down_since or now
         active = any(not sp.standby for sp in self.pair_switches())
         wait_s = self.ha.hold_s if active else REPAIR_AFTER_S
+        if active and now < self.peer_fencing_until:
+            return                      # the standby said it is taking over: its commit decides
         if now - self.ovs_down_since > wait_s and now - self.last_reread > 5:
             self.spawn("repair", self._reread)
 
@@ -249,6 +257,7 @@ class Agent:
     def _fence(self, names: set[str], reason: str, detect_ms: float) -> None:
         self.say(f"ha agent {self.me}: taking over {', '.join(sorted(names))}: {reason}")
         self.fence_after = time.monotonic() + FENCE_RETRY_S
+        self.tell("taking-over", sorted(names))
         try:
             with st.lock("harmless ha agent: failover", wait_s=30):
                 res = failover(lambda m: self.say(f"ha agent {self.me}: {m}"), only=names, by="agent",
@@ -256,6 +265,7 @@ class Agent:
         except HarmlessError as e:
             # the commit may have happened before the failure: take the role the devices say now
             self.say(f"ha agent {self.me}: take-over failed ({e}); reading the devices")
+            self.tell("not-taking-over", sorted(names))
             self.last_reread = 0.0
             self._reread()
             return
@@ -265,16 +275,19 @@ class Agent:
                  f"activate {res.record.activate_ms} ms, controller {res.record.controller_ms} ms")
 
     def tell_fenced(self, names: list[str]) -> None:
-        """Tell the peer (in the background, 1 s at most) that it lost ``names``: it drops their controllers at once
-        (if it is alive at all; else it reads the devices when it is back)."""
-        def tell():
+        """Tell the peer that it lost ``names``: it drops their controllers at once (if it is alive at all; else it
+        reads the devices when it is back)."""
+        self.tell("fenced", names)
+
+    def tell(self, kind: str, names: list[str]) -> None:
+        """Send the peer ``kind`` about ``names`` in the background (1 s at most; an unreachable peer is fine)."""
+        def send():
             try:
-                wire.request(self.peer_addr, self.sender, self.guard, "fenced", {"switches": sorted(names)},
-                             timeout=1)
+                wire.request(self.peer_addr, self.sender, self.guard, kind, {"switches": sorted(names)}, timeout=1)
             except HarmlessError:
                 pass
         if names:
-            threading.Thread(target=tell, daemon=True).start()
+            threading.Thread(target=send, daemon=True).start()
 
     def _demote(self, names: set[str]) -> None:
         with st.lock("harmless ha agent: standby", wait_s=2):
@@ -348,7 +361,11 @@ class Agent:
     def handle(self, m: wire.Message) -> dict:
         """A request of the peer (see the module doc); the reply's body (``error`` when it failed)."""
         try:
+            if m.kind in ("taking-over", "not-taking-over"):   # its commit is on the way (or failed)
+                self.peer_fencing_until = time.monotonic() + FENCING_WAIT_S if m.kind == "taking-over" else 0.0
+                return {"ok": True}
             if m.kind == "fenced":
+                self.peer_fencing_until = 0.0
                 self.say(f"ha agent {self.me}: {self.peer} took over {', '.join(m.body.get('switches', []))}")
                 self._demote(set(m.body.get("switches", [])) & {sp.name for sp in self.pair_switches()})
                 return {"ok": True}

@@ -382,13 +382,17 @@ def check_inventory(inv: Inventory, src: str) -> None:
     Per switch: name, driver, host, secret references, VID range, trunks and access ports (canonical names: duplicates,
     trunk as access port, ``trunk:`` references, VIDs, OpenFlow port numbers and their collisions, range large
     enough), controllers (targets, duplicates, TLS files). Across switches: names, devices (host + port), datapath
-    ids (also the derived ones), server interfaces of trunks. Server: DPDK CPU masks. Per-port QoS the trunk type
-    cannot enforce (:func:`harmless.qos.model.check_inventory`). Touches no device.
+    ids (also the derived ones), server interfaces of trunks (per server with ``ha``). Server: DPDK CPU masks.
+    Per-port QoS the trunk type cannot enforce (:func:`harmless.qos.model.check_inventory`). Active/standby servers
+    (``ha``): two distinct servers and agent addresses, the secret reference, and per switch one trunk per server, a
+    driver that can move the VLANs in one commit, no ``shared`` trunk or ``trunk:`` on ports, the heartbeat VID.
+    Touches no device.
 
     Raises:
         InputError: the first problem, naming ``src`` and the field path (``switches[0].access_ports[1].vid``).
     """
     _check_server(inv, src)
+    _check_ha(inv, src)     # active/standby servers: which server each trunk goes to (docs/high-availability.md)
     seen: dict[str, dict] = {"names": {}, "devices": {}, "dpids": {}}
     server_ifaces: dict[str, str] = {}
     for i, sw in enumerate(inv.switches):
@@ -400,7 +404,6 @@ def check_inventory(inv: Inventory, src: str) -> None:
         _check_trunk_types(inv, sw, w, server_ifaces)
         _check_openflow(sw, w)
     check_qos(inv, src)     # per-port QoS the port's trunk type cannot enforce (docs/qos.md)
-    _check_ha(inv, src)
 
 
 def parse_agent(address: str) -> tuple[str, int]:

@@ -285,7 +285,8 @@ class HaSettings(_Model):
         multiplier: missed intervals that declare the peer gone on either path (BFD ``bfd:mult``, RFC 5880
             sec. 6.8.4 Detect Mult); detection time = ``interval_ms * multiplier``.
         hold_s: how long an active server whose own Open vSwitch died waits for the standby to take over before it
-            rebuilds its bridges itself (s).
+            rebuilds its bridges itself (s); longer than a fencing commit takes (IOS: 10-15 s in the lab, up to a
+            few minutes on a large config), and while the standby says it is taking over it waits anyway.
     """
 
     servers: list[HaServer] = Field(min_length=2, max_length=2)
@@ -293,7 +294,7 @@ class HaSettings(_Model):
     secret_file: str | None = None
     interval_ms: int = Field(100, ge=10, le=10_000)
     multiplier: int = Field(3, ge=2, le=50)
-    hold_s: float = Field(5.0, ge=0.5, le=600)
+    hold_s: float = Field(30.0, ge=0.5, le=600)
 
     @property
     def detect_ms(self) -> int:
