@@ -23,8 +23,10 @@ from typing import Any
 
 from harmless.errors import CommitError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
+from harmless.switch_drivers.ciscomodel import l2pt_of_lines
 from harmless.switch_drivers.ios.hazards import replace_bridge
 from harmless.switch_drivers.ios.model import parse_model
+from harmless.switch_drivers.ios.platforms import TUNNEL_MAC, l2pt_support
 from harmless.switch_drivers.ios.parse import (interface_lines, needs_trunk_encapsulation, parse_port_states,
                                                 parse_vlans)
 from harmless.switch_drivers.ios.render import render_config
@@ -76,8 +78,9 @@ def device_message(text: str, max_lines: int = 3) -> str:
 def unapplied(candidate: str, running: str, device_vlans: Iterable[int] | None = None) -> list[str]:
     """What a merged ``candidate`` asked for that the device does not show (pure).
 
-    Compares intent with the re-read port model (:mod:`.model`), not text: the mode, access VID and trunk allowed
-    VIDs of every interface the candidate sets a ``switchport mode`` on, and its ``vlan`` blocks. VLANs are
+    Compares intent with the re-read port model (:mod:`.model`), not text: the mode, access VID, trunk allowed
+    VIDs and tunnelled link-local protocols (``l2protocol-tunnel``, added and removed) of every interface the
+    candidate sets a ``switchport mode`` on, and its ``vlan`` blocks. VLANs are
     checked against ``device_vlans`` (``show vlan``, NAPALM ``get_vlans``) when given, because a VTP server keeps
     VLANs 1-1005 in vlan.dat and out of the running config; else against the running config's model. Catches
     lines IOS refused with ``Command rejected`` during ``copy ... running-config``, which NAPALM does not detect
@@ -103,9 +106,21 @@ def unapplied(candidate: str, running: str, device_vlans: Iterable[int] | None =
             out.append(f"{name} allowed VLANs (device: {h.allowed_vids})")
         elif w.mode != "trunk" and w.access_vid != h.access_vid:
             out.append(f"{name} access VLAN {w.access_vid} (device: {h.access_vid})")
+        else:
+            out += _l2pt_unapplied(name, interface_lines(candidate)[name], interface_lines(running).get(name, []))
     vlans = set(device_vlans) if device_vlans is not None else set(parse_vlans(running))
     out += [f"vlan {vid}" for vid in parse_vlans(candidate) if vid not in vlans]
     return out
+
+
+def _l2pt_unapplied(name: str, want: list[str], have: list[str]) -> list[str]:
+    """Tunnelling the candidate's lines for ``name`` ask for (or remove) that the device's lines do not show."""
+    now = set(l2pt_of_lines(have))
+    add = [p for p in l2pt_of_lines(want) if p not in now]
+    drop = [p for p in l2pt_of_lines(ln[3:] for ln in want if ln.startswith("no ")) if p in now
+            and p not in l2pt_of_lines(want)]
+    return ([f"{name} l2protocol-tunnel {p} (device: not tunnelled)" for p in add]
+            + [f"{name} no l2protocol-tunnel {p} (device: still tunnelled)" for p in drop])
 
 
 def _full_name(short: str, names: Iterable[str]) -> str | None:
@@ -198,6 +213,8 @@ class IosDriver(NapalmDriver):
         self._candidate: str | None = None
         #: the VLAN database (show vlan) read by the last facts(), for the render's stale-VLAN cleanup
         self._database: dict[int, str] | None = None
+        #: ``(model, os_version)`` of ``show version`` (facts() or the capabilities probe)
+        self._platform: tuple[str, str] | None = None
 
     # ------------------------------------------------------------------ NapalmDriver hooks
     def _napalm_optional_args(self) -> dict:
@@ -254,7 +271,8 @@ class IosDriver(NapalmDriver):
 
         Always: replace (``configure replace``), QinQ (``switchport mode dot1q-tunnel``; the outer tag's TPID
         is 0x8100 on IOS, hence ``stag_tpids=(0x8100,)``), link state (``get_interfaces``). No LAG support
-        in the template.
+        in the template. Layer 2 protocol tunnelling by platform (:func:`~.platforms.l2pt_support` of the model
+        and release ``show version`` gives; tunnelled PDUs carry :data:`~.platforms.TUNNEL_MAC` on the trunk).
 
         Raises:
             DeviceError: not open, or the probe failed.
@@ -262,8 +280,13 @@ class IosDriver(NapalmDriver):
         if self._caps is None:
             out = self._call("show archive", self._dev().cli, ["show archive"])["show archive"]
             archive = bool(out.strip()) and "not enabled" not in out and "Invalid input" not in out
+            if self._platform is None:
+                f = self._call("get_facts", self._dev().get_facts)
+                self._platform = (f.get("model", ""), f.get("os_version", ""))
+            l2pt, source = l2pt_support(*self._platform)
             self._caps = Capabilities(commit_confirm=archive, replace=True, qinq=True, lag=False,
-                                      stag_tpids=(0x8100,), link_state=True)
+                                      stag_tpids=(0x8100,), link_state=True, l2pt=l2pt, l2pt_mac=TUNNEL_MAC,
+                                      l2pt_source=source)
         return self._caps
 
     def facts(self) -> DeviceFacts:
@@ -272,6 +295,7 @@ class IosDriver(NapalmDriver):
         "Administrative Trunking Encapsulation: negotiate" = ISL-capable; model name as fallback).
         """
         f = super().facts()
+        self._platform = (f.model, f.os_version)
         self._database = dict(f.vlans)
         switchport = self._call("show interfaces switchport", self._dev().cli,
                                 ["show interfaces switchport"])["show interfaces switchport"]
@@ -281,9 +305,11 @@ class IosDriver(NapalmDriver):
 
     # ------------------------------------------------------------------ offline
     def saved_capabilities(self) -> Capabilities:
-        """Without the device its ``archive`` cannot be probed: no commit-confirm assumed; the rest as online."""
+        """Without the device its ``archive`` cannot be probed: no commit-confirm assumed; nor its model: which
+        link-local protocols it tunnels is unknown (``l2pt`` None: the device decides at commit); the rest as
+        online."""
         return Capabilities(commit_confirm=False, replace=True, qinq=True, lag=False, stag_tpids=(0x8100,),
-                            link_state=True)
+                            link_state=True, l2pt=None, l2pt_mac=TUNNEL_MAC)
 
     def saved_vlans(self, config_text: str, model) -> dict[int, str]:
         """The config's ``vlan`` blocks plus IOS's built-in VLANs (what ``show vlan`` lists online); on a VTP
