@@ -198,3 +198,19 @@ def print_demo(res) -> None:
                 [Col("fault"), Col("server"), Col("loss ms"), Col("detect/commit/controller/pipeline ms"),
                  Col("samples by trunks"), Col("down restored"), Col("")], rows)
     out.print(("[green]demo OK[/green]" if res.ok else "[red]demo FAILED[/red]") + f" in {res.seconds} s")
+
+
+@ha.command()
+@quiet_option()
+@json_option()
+@handle_errors
+def roles(quiet, as_json):
+    """Read each switch's config and take the role it says on this server (br-of connected to the controllers where
+    its trunk carries HARMLESS's VLANs, to none where the other's does). The agent does this by itself (at start,
+    after a freeze, every minute); for scripts and after maintenance without agents. Journaled."""
+    from harmless import state as st
+    from harmless.ha import failover as fo
+    need_root()
+    with st.lock(wait_s=3):
+        r = fo.converge(progress(quiet or as_json))
+    click.echo(json.dumps(r)) if as_json else [out.print(f"{n}: {x}", highlight=False) for n, x in r.items()]
