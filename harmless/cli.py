@@ -474,6 +474,9 @@ def status(switch, no_device, as_json):
         return
     for sw in s["switches"]:
         _print_status_switch(sw)
+    if s.get("ha"):                              # an active/standby pair: roles, the peer, the last failover
+        from harmless.ha.cli import print_pair
+        print_pair(s["ha"])
 
 
 @main.command()

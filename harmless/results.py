@@ -194,18 +194,23 @@ class SwitchStatus(OmitWhenNone, _Result):
 
 
 class StatusReport(_Result):
-    """``harmless status``: ``deployed`` False carries only ``switches`` (empty) and ``unfinished_journal``."""
+    """``harmless status``: ``deployed`` False carries only ``switches`` (empty) and ``unfinished_journal``.
+
+    ``ha``: with an active/standby pair, this server's view of it (:func:`harmless.ha.view.pair_view`: roles, the
+    peer's health, BFD, the last failover); left out of the dump without a pair."""
 
     deployed: bool
     switches: list[SwitchStatus] = Field(default_factory=list)
     unfinished_journal: str | None = None
     inventory: str | None = None
     ovs_running: bool | None = None
+    ha: dict | None = None
 
     @model_serializer(mode="wrap")
     def _as_before(self, handler) -> dict:
         d = handler(self)
         if not d["deployed"]:
             return {"deployed": False, "switches": [], "unfinished_journal": d["unfinished_journal"]}
-        return {"deployed": True, "unfinished_journal": d["unfinished_journal"], "inventory": d["inventory"],
-                "ovs_running": d["ovs_running"], "switches": d["switches"]}
+        out = {"deployed": True, "unfinished_journal": d["unfinished_journal"], "inventory": d["inventory"],
+               "ovs_running": d["ovs_running"], "switches": d["switches"]}
+        return {**out, "ha": d["ha"]} if d["ha"] is not None else out
