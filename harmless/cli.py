@@ -263,8 +263,8 @@ def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_
     with _fleet_bar(n, quiet or as_json, "harmless up") as on_switch:
         r = orchestrator.up(inventory, _progress(quiet or as_json), revert_in=revert_in, on_switch=on_switch,
                             wait_controller=0 if no_wait else wait_controller,
-                            keep_on_no_controller=keep_on_no_controller, server=server, no_standby=no_standby,
-                            **_only(only))
+                            keep_on_no_controller=keep_on_no_controller, **_only(only),
+                            **({"server": server} if server else {}), **({"no_standby": True} if no_standby else {}))
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     else:
