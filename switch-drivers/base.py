@@ -305,7 +305,24 @@ class SwitchDriver(abc.ABC):
         """
         return self.facts().ports
 
-    def fence(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+    #: the fencing candidate can be loaded long before a take-over and committed later in the same session
+    #: (:meth:`stage`), so that the take-over itself is only the commit
+    can_stage: bool = False
+
+    def stage(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+        """Load the fencing candidate of :meth:`fence` now, without committing it; keep this session open and pass
+        the returned diff to :meth:`fence` as ``staged_diff`` at the take-over.
+
+        Raises:
+            NotImplementedError: the driver cannot (``can_stage`` is False).
+            DeviceError: the device cannot be reached.
+        """
+        raise NotImplementedError(f"driver {self.name} cannot stage a candidate")
+
+    def unstage(self) -> None:
+        """Drop a staged candidate (best effort; the session stays open)."""
+
+    def fence(self, access: list[AccessPortChange], trunks: list[TrunkChange], staged_diff: str | None = None) -> str:
         """Move HARMLESS's VLANs from one trunk to another in ONE commit (active/standby servers,
         docs/high-availability.md): ``trunks`` set each trunk's allowed VLANs exactly, the trunk that loses the
         VLANs first (:meth:`harmless.plan.SwitchPlan.trunk_changes`), ``access`` repeat the ports' own VLANs (a
@@ -316,13 +333,16 @@ class SwitchDriver(abc.ABC):
         commits atomically (EOS sessions, Junos) switches both trunks at once; one that applies the candidate line
         by line (IOS ``copy``) passes through "no trunk carries them", never "both do".
 
+        ``staged_diff``: the same candidate was loaded by :meth:`stage` in this session: it is committed without
+        loading it again (on IOS that saves the transfer of the candidate onto ``flash:``, most of the time).
+
         Returns:
             The diff committed ('' when the device already had it: this server's trunk already carries them).
 
         Raises:
             CommitError / DeviceError: as :meth:`apply` (the VLANs stay where they were).
         """
-        return self.apply(self.render(access, trunks))
+        return self.apply(self.render(access, trunks), loaded_diff=staged_diff)
 
     @abc.abstractmethod
     def restore(self, saved_config: str) -> str:

@@ -34,6 +34,7 @@ from harmless.ha.decide import Sight, decide, healthy, mgmt_alive
 from harmless.ha.failover import converge, failover, read_roles
 from harmless.ha.plan import local_inventory
 from harmless.ha.sense import Local, vswitchd_state
+from harmless.ha.stage import Stager
 from harmless.inventory import load_inventory, parse_agent
 from harmless.plan import Plan
 
@@ -45,6 +46,8 @@ FENCE_RETRY_S = 5.0
 #: how long an active server whose ovs-vswitchd died waits, after the standby said it is taking over, for its
 #: ``fenced`` (s)
 FENCING_WAIT_S = 300.0
+#: a new state's take-over candidate is staged this long after it arrived (s; its bridges are being built first)
+STAGE_AFTER_S = 3.0
 #: the devices are read (roles) at least this often (s), to catch what no heartbeat shows (a failover that broke
 #: half-way, a trunk moved by hand)
 AUDIT_S = 60.0
@@ -83,6 +86,7 @@ class Agent:
         self.read_at: str | None = None
         self._mtime = 0.0
         self.local = Local(server_ovs(self.local_inv, start=False))
+        self.stager = Stager(lambda m: self.say(f"ha agent {self.me}: {m}"))
         self.ovs_down_since: float | None = None
         self.last_reread = 0.0
         self.fence_after = 0.0          # a failed take-over is tried again after FENCE_RETRY_S
@@ -119,6 +123,7 @@ class Agent:
             udp.close()
             tcp.close()
             self.local.stop()
+            self.stager.drop_all()
 
     def tick(self, now: float) -> None:
         """One interval: sense, heartbeat, decide, act, write the view."""
@@ -146,8 +151,10 @@ class Agent:
             except HarmlessError:
                 s = None
             self.plan = Plan.from_dict(s.plan) if s and s.plan else None
+            if self.plan is None:
+                self.spawn("unstage", self.stager.drop_all, self.auditing)     # nothing deployed any more
             self.ovs_down_since = None              # a new state: its bridges are being built
-            self.last_reread = time.monotonic()     # ... and its roles were just read
+            self.last_reread = time.monotonic() - AUDIT_S + STAGE_AFTER_S   # roles just read; stage soon
             if s and s.ovs:
                 self.local.ovs = state_ovs(s)
             rec = record.load()
@@ -261,7 +268,8 @@ class Agent:
         try:
             with st.lock("harmless ha agent: failover", wait_s=30):
                 res = failover(lambda m: self.say(f"ha agent {self.me}: {m}"), only=names, by="agent",
-                               reason=reason, detect_ms=round(detect_ms, 1), on_committed=self.tell_fenced)
+                               reason=reason, detect_ms=round(detect_ms, 1), on_committed=self.tell_fenced,
+                               stager=self.stager)
         except HarmlessError as e:
             # the commit may have happened before the failure: take the role the devices say now
             self.say(f"ha agent {self.me}: take-over failed ({e}); reading the devices")
@@ -309,6 +317,11 @@ class Agent:
         if differ:
             self.say(f"ha agent {self.me}: the devices say other roles for {', '.join(differ)}")
             self._reread()
+            return
+        before = self.stager.names()
+        self.stager.refresh(s, plan)            # the take-over's candidate loaded on the switch ahead
+        if self.stager.names() != before:
+            self.write_view(time.monotonic())
 
     def _reread(self) -> None:
         self.last_reread = time.monotonic()
@@ -376,6 +389,7 @@ class Agent:
                     self.armed.clear()
                     return out
                 if m.kind == "teardown":
+                    self.stager.drop_all()
                     return replica.teardown(m.body, lambda s: self.say(f"ha agent {self.me}: {s}"))
             return {"error": f"unknown request {m.kind}"}
         except HarmlessError as e:
@@ -388,7 +402,8 @@ class Agent:
         view = record.AgentView(pid=os.getpid(), started=self.started, updated=record.now_iso(),
                                 peer_heard_ms=heard, peer=self.peer_body,
                                 bfd={sp.name: self.local.bfd(sp.name) for sp in self.pair_switches()},
-                                dataplane=self.dataplane(), decisions=dict(self.decisions))
+                                dataplane=self.dataplane(), decisions=dict(self.decisions),
+                                staged=self.stager.names())
         try:
             record.save_agent(view)
         except HarmlessError:

@@ -36,6 +36,7 @@ from harmless.deployment import connect
 from harmless.errors import HarmlessError
 from harmless.ha import lab, record
 from harmless.inventory import load_inventory
+from harmless.switch_drivers import get_driver
 
 FAULTS = ("kill-ovs", "trunk-down", "freeze", "mgmt-cut", "both-cut")
 #: ping interval (s): one ping every 10 ms (issue #23)
@@ -122,7 +123,7 @@ def undeploy(info: dict, server: str, progress) -> tuple[bool, str]:
 def healthy(info: dict, detect_ms: float) -> str | None:
     """The active server's name when both agents run, hear each other, see BFD up and agree on one active; else
     None."""
-    roles, seen = {}, []
+    roles, staged = {}, {}
     for s in lab.SERVERS:
         with _as(info, s):
             view, rec = record.load_agent(), record.load()
@@ -130,10 +131,13 @@ def healthy(info: dict, detect_ms: float) -> str | None:
             return None
         if view.bfd.get("sw1") is not True or time.time() - _epoch(view.updated) > 3 * record.AGENT_WRITE_S:
             return None
-        roles[s] = rec.roles.get("sw1")
-        seen.append((view.peer.get("roles") or {}).get("sw1"))
+        roles[s], staged[s] = rec.roles.get("sw1"), "sw1" in view.staged
     active = [s for s, r in roles.items() if r == "active"]
-    return active[0] if len(active) == 1 and sorted(roles.values()) == ["active", "standby"] else None
+    if len(active) != 1 or sorted(roles.values()) != ["active", "standby"]:
+        return None
+    standby = next(s for s in roles if s != active[0])
+    stages = getattr(get_driver(load_inventory(info["inventory"]).switches[0].driver), "can_stage", False)
+    return active[0] if staged[standby] or not stages else None       # the steady state: the take-over staged
 
 
 def _agent_hears(info: dict, server: str) -> bool:

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field, replace
 from harmless import fleet, journal
 from harmless import state as st
 from harmless.deployment import connect_deployed, deployed_switch, state_ovs
-from harmless.errors import CommitError, HarmlessError, InputError
+from harmless.errors import CommitError, DeviceError, HarmlessError, InputError
 from harmless.ha import record
 from harmless.ha.plan import Role, device_role, with_roles
+from harmless.ha.stage import Staged, Stager
 from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
@@ -178,38 +179,60 @@ class FailoverResult:
                 "failover": self.record.model_dump(mode="json") if self.record else None}
 
 
-def _fence_one(s: DeploymentState, sp: SwitchPlan, j: journal.Journal, progress: Progress) -> tuple[str, str]:
-    """``fence.commit`` → ``fence.committed`` for one switch; returns ``(outcome, role read after)``."""
+def _fence_one(s: DeploymentState, sp: SwitchPlan, j: journal.Journal, progress: Progress,
+               staged: Staged | None = None) -> tuple[str, str]:
+    """``fence.commit`` → ``fence.committed`` for one switch; returns ``(outcome, role read after)``. With a
+    ``staged`` take-over (:mod:`harmless.ha.stage`) its session and loaded candidate are used; one that fails before
+    the commit is dropped and the switch is fenced the long way."""
     sw: Switch = deployed_switch(s, sp.name)
+    if staged is not None:
+        step = {"committing": False}
+        try:
+            return _fence_with(staged.drv, sw, sp, j, progress, staged.diff, step)
+        except DeviceError as e:
+            if step["committing"]:                  # the commit itself failed: apply() says what the device has
+                raise
+            progress(f"{sp.name}: the staged candidate cannot be used ({e.problem}); loading it again")
+        finally:
+            staged.drv.close()
     drv = connect_deployed(s, sp.name)
     try:
-        ports = drv.port_states()
-        before = device_role(sp, ports, sw.canonical)
-        if before == "active":
-            return "already active", before
-        if not still_migrated(sp, ports, sw.canonical):
-            raise FailoverError(sp.name, "its access ports are not on their HARMLESS VLANs any more (the switch was "
-                                "given back by a down, or changed by hand): not taking it over",
-                                "run harmless down on this server to forget the deployment, or harmless up")
-        active = replace(sp, standby=False)
-        j.record("fence.commit", switch=sp.name, role_before=before, trunk=[t.switch_port for t in sp.trunks])
-        progress(f"{sp.name}: moving HARMLESS's VLANs to this server's trunk "
-                 f"{', '.join(t.switch_port for t in sp.trunks)} (one commit)")
-        drv.fence(active.access_changes(), active.trunk_changes())
-        after = device_role(sp, drv.port_states(), sw.canonical)
-        j.record("fence.committed", switch=sp.name, role_after=after)
-        if after != "active":
-            raise CommitError(sp.name, f"after the fencing commit the device's config says {after}, not this "
-                              "server's trunk", "check the trunks' allowed VLANs on the switch")
-        return "moved", after
+        return _fence_with(drv, sw, sp, j, progress, None, {})
     finally:
         drv.close()
 
 
+def _fence_with(drv, sw: Switch, sp: SwitchPlan, j: journal.Journal, progress: Progress,
+                staged_diff: str | None, step: dict) -> tuple[str, str]:
+    """One switch's fencing on an open session (see :func:`_fence_one`); ``step["committing"]`` is set once the
+    commit began."""
+    ports = drv.port_states()
+    before = device_role(sp, ports, sw.canonical)
+    if before == "active":
+        return "already active", before
+    if not still_migrated(sp, ports, sw.canonical):
+        raise FailoverError(sp.name, "its access ports are not on their HARMLESS VLANs any more (the switch was "
+                            "given back by a down, or changed by hand): not taking it over",
+                            "run harmless down on this server to forget the deployment, or harmless up")
+    active = replace(sp, standby=False)
+    j.record("fence.commit", switch=sp.name, role_before=before, trunk=[t.switch_port for t in sp.trunks],
+             staged=staged_diff is not None)
+    progress(f"{sp.name}: moving HARMLESS's VLANs to this server's trunk "
+             f"{', '.join(t.switch_port for t in sp.trunks)} (one commit{', staged' if staged_diff else ''})")
+    step["committing"] = True
+    drv.fence(active.access_changes(), active.trunk_changes(), staged_diff=staged_diff)
+    after = device_role(sp, drv.port_states(), sw.canonical)
+    j.record("fence.committed", switch=sp.name, role_after=after)
+    if after != "active":
+        raise CommitError(sp.name, f"after the fencing commit the device's config says {after}, not this "
+                          "server's trunk", "check the trunks' allowed VLANs on the switch")
+    return "moved", after
+
+
 def failover(progress: Progress = lambda m: None, only: set[str] | None = None, by: str = "operator",
              reason: str = "harmless failover", detect_ms: float | None = None,
-             wait_controller: float = 10.0, on_committed: Callable[[list[str]], None] = lambda names: None
-             ) -> FailoverResult:
+             wait_controller: float = 10.0, on_committed: Callable[[list[str]], None] = lambda names: None,
+             stager: Stager | None = None) -> FailoverResult:
     """Make this server the active one of its switches (the caller holds the state lock): fence the peer on each
     switch where this server is standby, read the device, connect br-of to the controllers. See the module doc.
 
@@ -220,6 +243,7 @@ def failover(progress: Progress = lambda m: None, only: set[str] | None = None, 
             do not wait).
         on_committed: called with the switches moved, right after the fencing commits (the agent tells the
             other server then, so it drops its controllers while this one connects).
+        stager: the agent's staged take-overs (:class:`harmless.ha.stage.Stager`), used where they fit.
 
     Raises:
         InputError: nothing deployed, no pair, an unknown switch in ``only``.
@@ -236,7 +260,9 @@ def failover(progress: Progress = lambda m: None, only: set[str] | None = None, 
     me, peer = _pair_names(plan)
     j.record("failover.begin", switches=names, by=by, reason=reason)
     sws = [deployed_switch(s, n) for n in names]
-    outs = fleet.run_per_switch(sws, lambda sw: _fence_one(s, plan.switch(sw.name), j, progress))
+    staged = {n: stager.take(plan.switch(n)) for n in names} if stager is not None else {}
+    outs = fleet.run_per_switch(sws, lambda sw: _fence_one(s, plan.switch(sw.name), j, progress,
+                                                           staged.get(sw.name)))
     t_commit = time.time()
     res = FailoverResult(switches={n: o.value[0] if o.ok else f"failed: {o.error}" for n, o in outs.items()})
     res.roles = {n: o.value[1] for n, o in outs.items() if o.ok}

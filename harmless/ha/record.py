@@ -92,6 +92,7 @@ class AgentView(_M):
         bfd: per switch BFD forwarding on this server's heartbeat port (None: cannot tell).
         dataplane: per switch this server's own data path (ovs-vswitchd running and trunk link up).
         decisions: per switch the last decision's line.
+        staged: the switches whose take-over candidate is staged on the device (:mod:`harmless.ha.stage`).
     """
 
     pid: int
@@ -102,6 +103,7 @@ class AgentView(_M):
     bfd: dict[str, bool | None] = Field(default_factory=dict)
     dataplane: dict[str, bool] = Field(default_factory=dict)
     decisions: dict[str, str] = Field(default_factory=dict)
+    staged: list[str] = Field(default_factory=list)
 
 
 def now_iso() -> str:
