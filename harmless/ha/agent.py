@@ -34,7 +34,7 @@ from harmless.ha.decide import Sight, decide, healthy, mgmt_alive
 from harmless.ha.failover import converge, failover, read_roles
 from harmless.ha.plan import local_inventory
 from harmless.ha.sense import Local, vswitchd_state
-from harmless.ha.stage import Stager
+from harmless.ha.stage import Stager, warm
 from harmless.inventory import load_inventory, parse_agent
 from harmless.plan import Plan
 
@@ -153,6 +153,8 @@ class Agent:
             self.plan = Plan.from_dict(s.plan) if s and s.plan else None
             if self.plan is None:
                 self.spawn("unstage", self.stager.drop_all, self.auditing)     # nothing deployed any more
+            else:
+                threading.Thread(target=warm, args=(s,), daemon=True).start()   # drivers imported ahead
             self.ovs_down_since = None              # a new state: its bridges are being built
             self.last_reread = time.monotonic() - AUDIT_S + STAGE_AFTER_S   # roles just read; stage soon
             if s and s.ovs:

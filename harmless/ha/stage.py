@@ -104,3 +104,14 @@ class Stager:
     def drop_all(self) -> None:
         for name in list(self._staged):
             self.drop(name)
+
+
+def warm(s: DeploymentState) -> None:
+    """Import every deployed switch's driver and its NAPALM core driver now (seconds on a busy machine), so that a
+    take-over does not pay for it."""
+    for rec in s.switches.values():
+        cls = get_driver(rec["driver"])
+        name = getattr(cls, "napalm_name", "")
+        if name:
+            from napalm import get_network_driver      # noqa: PLC0415 - the import itself is what is wanted
+            get_network_driver(name)
