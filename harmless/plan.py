@@ -126,19 +126,20 @@ class SwitchPlan:
         """The trunks' config on the device for this plan.
 
         Without ``ha`` each trunk carries its ``vids``. With ``ha`` the forwarding server's trunk (this server's, or
-        the peer's when ``standby``) carries every port VID and the heartbeat VID, the other one only the heartbeat
-        VID, and the trunk that carries no port VID comes first: a device that applies a candidate line by line
+        the peer's when ``standby``) carries every port VID and the heartbeat VID (named
+        :func:`heartbeat_vlan_name`, so it is HARMLESS's on the device), the other one only the heartbeat VID, and the
+        trunk that carries no port VID comes first: a device that applies a candidate line by line
         (IOS) takes the VLANs off one trunk before it puts them on the other, so two trunks never carry them at once.
         """
         if self.heartbeat_vid is None:
             return [TrunkChange(t.switch_port, t.vids, self.stag_tpid, shared=t.shared, bring_up=t.bring_up)
                     for t in self.trunks]
-        hb = self.heartbeat_vid
+        hb, names = self.heartbeat_vid, ((self.heartbeat_vid, heartbeat_vlan_name(self.name)),)
         idle, carrying = (self.trunks, self.peer_trunks) if self.standby else (self.peer_trunks, self.trunks)
-        return [*[TrunkChange(t.switch_port, (hb,), self.stag_tpid, shared=t.shared, bring_up=t.bring_up)
-                  for t in idle],
+        return [*[TrunkChange(t.switch_port, (hb,), self.stag_tpid, shared=t.shared, bring_up=t.bring_up,
+                              names=names) for t in idle],
                 *[TrunkChange(t.switch_port, tuple(sorted({*t.vids, hb})), self.stag_tpid, shared=t.shared,
-                              bring_up=t.bring_up) for t in carrying]]
+                              bring_up=t.bring_up, names=names) for t in carrying]]
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,11 @@ class Plan:
     def only(self, names: set[str] | list[str]) -> "Plan":
         """The plan restricted to the named switches (order and br-otc numbering kept)."""
         return Plan(tuple(sp for sp in self.switches if sp.name in names))
+
+
+def heartbeat_vlan_name(switch: str) -> str:
+    """The name of the heartbeat VLAN of an active/standby pair on the device (HARMLESS's own, like the ports')."""
+    return f"harmless-{switch}-hb"
 
 
 def vlan_name(switch: str, ofport: int) -> str:

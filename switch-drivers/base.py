@@ -135,6 +135,9 @@ class TrunkChange:
     ``switchport trunk allowed vlan add``, Junos ``vlan members`` without deleting the old ones; ProCurve is
     additive anyway). ``bring_up``: the port is administratively down and is brought up (IOS/EOS ``no shutdown``,
     Junos ``delete interfaces X disable``, ProCurve ``interface X enable``).
+
+    ``names``: ``((vid, name), ...)`` for VIDs only trunks carry (no access port names them), e.g. the heartbeat
+    VLAN of an active/standby pair (``harmless-<switch>-hb``): so the device names it as HARMLESS's.
     """
 
     interface: str
@@ -142,6 +145,7 @@ class TrunkChange:
     stag_tpid: int = 0x8100
     shared: bool = False
     bring_up: bool = False
+    names: tuple[tuple[int, str], ...] = ()
 
 
 class SwitchDriver(abc.ABC):

@@ -10,6 +10,7 @@ ha demo), never asserted here."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -149,6 +150,38 @@ def test_a_split_brain_ends_with_exactly_one_forwarding_trunk(pair, tmp_path):
     counts = sampler.stop()
     assert counts.get("2", 0) == 0 and counts.get("1", 0) > 0, counts
     assert settled(pair) == standby
+
+
+def test_up_succeeds_only_once_the_standby_stored_the_state(pair):
+    """Replication before success (issue #23 item 3): with the standby's agent stopped, up fails and rolls back (the
+    deployment stays as it was); with --no-standby it keeps the deployment and says the state was not replicated;
+    harmless ha sync sends it once the agent is back."""
+    from harmless import orchestrator
+    from harmless.errors import HarmlessError
+    active = settled(pair)
+    standby = next(s for s in lab.SERVERS if s != active)
+    before = server_state(pair, active).plan
+    lab.stop_agent(pair, standby)
+    try:
+        with demo._as(pair, active), pytest.raises(HarmlessError, match="no answer to replicate"):
+            orchestrator.up(pair["inventory"], server=active, wait_controller=30)
+        assert server_state(pair, active).plan == before                  # rolled back to what was deployed
+        with demo._as(pair, active):
+            r = orchestrator.up(pair["inventory"], server=active, wait_controller=30, no_standby=True)
+        assert r.standby == {"server": standby, "replicated": False, "reason": "--no-standby"}
+    finally:
+        lab.start_agent(pair, standby)
+    wait_for(lambda: demo._agent_hears(pair, standby), 60, "the standby's agent")
+    with demo._as(pair, active):
+        p = subprocess.run([*_harmless(), "ha", "sync", "-i", pair["inventory"], "--server", active, "--json"],
+                           capture_output=True, text=True, env={**os.environ, **lab.server_env(pair, active)})
+    assert p.returncode == 0 and json.loads(p.stdout)["replicated"], p.stderr
+    assert settled(pair) == active
+
+
+def _harmless() -> list[str]:
+    import sys
+    return [sys.executable, "-m", "harmless.cli"]
 
 
 def test_down_on_the_standby_gives_back_the_original_and_removes_both_servers_bridges(pair):

@@ -159,6 +159,7 @@ def test_the_fencing_candidate_on_ios_puts_the_losing_trunk_first():
     assert lose < gain and "switchport trunk allowed vlan 199\n" in text[lose:gain]
     assert "switchport trunk allowed vlan 107,108,199" in text[gain:]
     assert text.index("interface FastEthernet0/7") < lose        # the ports' own VLANs, a no-op on the device
+    assert "vlan 199\n name harmless-sw1-hb\n" in text            # the heartbeat VLAN is HARMLESS's own by name
 
 
 def test_the_plan_with_its_pair_fields_round_trips_and_old_states_read():
