@@ -48,6 +48,8 @@ FENCE_RETRY_S = 5.0
 FENCING_WAIT_S = 300.0
 #: a new state's take-over candidate is staged this long after it arrived (s; its bridges are being built first)
 STAGE_AFTER_S = 3.0
+#: an active server replicates its state to a standby whose state differs at most this often (s)
+SYNC_S = 30.0
 #: the devices are read (roles) at least this often (s), to catch what no heartbeat shows (a failover that broke
 #: half-way, a trunk moved by hand)
 AUDIT_S = 60.0
@@ -89,6 +91,8 @@ class Agent:
         self.stager = Stager(lambda m: self.say(f"ha agent {self.me}: {m}"))
         self.ovs_down_since: float | None = None
         self.last_reread = 0.0
+        self.digest: str | None = None          # of this server's state (replica.digest)
+        self.last_sync = 0.0
         self.fence_after = 0.0          # a failed take-over is tried again after FENCE_RETRY_S
         self.peer_fencing_until = 0.0   # the peer said it is taking over (until its commit is done, at most this)
         self.started = record.now_iso()
@@ -133,6 +137,7 @@ class Agent:
         for name, sight in sights.items():
             self.judge(name, sight, now)
         self.repair(now)
+        self.sync(now)
         if self.plan is not None and now - self.last_reread > AUDIT_S and vswitchd_state(self.local.ovs) == "running":
             self.spawn("audit", self._audit, self.auditing)   # the devices are the arbiter: read them now and then
         if now - self._written >= record.AGENT_WRITE_S:
@@ -151,6 +156,7 @@ class Agent:
             except HarmlessError:
                 s = None
             self.plan = Plan.from_dict(s.plan) if s and s.plan else None
+            self.digest = replica.digest(s)
             if self.plan is None:
                 self.spawn("unstage", self.stager.drop_all, self.auditing)     # nothing deployed any more
             else:
@@ -199,7 +205,7 @@ class Agent:
     def send_heartbeat(self) -> None:
         body = {"deployed": self.plan is not None, "read_at": self.read_at, "dataplane": self.dataplane(),
                 "roles": {sp.name: "standby" if sp.standby else "active" for sp in self.pair_switches()},
-                "busy": self.busy_with()}
+                "busy": self.busy_with(), "digest": self.digest}
         _m, data = self.sender.seal("hb", body)
         try:
             with socket.socket(socket.AF_INET6 if ":" in self.peer_addr[0] else socket.AF_INET,
@@ -229,6 +235,26 @@ class Agent:
                 self.spawn("demote", lambda: self._demote({name}))
             elif now - self.last_reread > 5:
                 self.spawn("reread", self._reread)
+
+    def sync(self, now: float) -> None:
+        """As the active server of every switch, replicate the state again when the peer has a deployment whose
+        digest differs (it was away during a take-over or an ``up``); at most every :data:`SYNC_S`. A peer without a
+        deployment gets nothing (a ``down`` there was on purpose; ``harmless ha sync`` sends it)."""
+        body = self.peer_body
+        if (self.plan is None or not body.get("deployed") or body.get("digest") in (None, self.digest)
+                or any(sp.standby for sp in self.pair_switches()) or now - self.last_sync < SYNC_S
+                or self.heard_at is None or (now - self.heard_at) * 1000 > self.ha.detect_ms or self.busy_with()):
+            return
+        self.last_sync = now
+        self.spawn("sync", self._sync)
+
+    def _sync(self) -> None:
+        with st.lock("harmless ha agent: sync", wait_s=5):
+            s = st.load()
+            if s is None or not s.plan:
+                return
+            self.say(f"ha agent {self.me}: the standby's state differs from this one: replicating it again")
+            replica.push(self.local_inv, self.me, s, lambda m: self.say(f"ha agent {self.me}: {m}"))
 
     def repair(self, now: float) -> None:
         """This server's ovs-vswitchd has been down for :data:`REPAIR_AFTER_S` (a standby) or ``hold_s`` (an

@@ -29,6 +29,7 @@ from harmless.ha.plan import Role, device_role, with_roles
 from harmless.ha.stage import Staged, Stager
 from harmless.inventory import Switch
 from harmless.otc import bridges
+from harmless.ownership import record as ownership_record
 from harmless.otc import controllers as controller_side
 from harmless.plan import Plan, SwitchPlan
 from harmless.state import DeploymentState
@@ -80,9 +81,11 @@ def read_roles(s: DeploymentState, plan: Plan) -> dict[str, Role | str]:
 
 
 def _apply_roles(s: DeploymentState, plan: Plan, roles: dict[str, str], j: journal.Journal,
-                 progress: Progress, on_controllers: Callable[[], None] = lambda: None) -> Plan:
+                 progress: Progress, on_controllers: Callable[[], None] = lambda: None,
+                 owned: dict[str, st.Ownership] | None = None) -> Plan:
     """This server's bridges and state as the ``roles`` say (journaled ``server.build`` … ``state.save``);
-    ``on_controllers`` is called just before the controller targets are set."""
+    ``on_controllers`` is called just before the controller targets are set; ``owned``: what HARMLESS owns on the
+    switches a fencing commit just changed (saved with the state, and beside each original)."""
     flips = {n: r == "standby" for n, r in roles.items() if r in ("active", "standby")}
     new = with_roles(plan, flips)
     ovs = state_ovs(s)
@@ -93,9 +96,13 @@ def _apply_roles(s: DeploymentState, plan: Plan, roles: dict[str, str], j: journ
     ovs.start()
     bridges.apply(ovs, new)                      # then everything else as the plan says (idempotent)
     j.record("server.built")
-    if new != plan:
+    if new != plan or owned:
         j.record("state.save")
-        st.save(s.model_copy(update={"plan": new.to_dict(), "updated": record.now_iso()}))
+        for n, o in (owned or {}).items():
+            if n in s.backups:
+                st.set_owned(n, s.backups[n].file, o.model_dump(mode="json"))
+        st.save(s.model_copy(update={"plan": new.to_dict(), "updated": record.now_iso(),
+                                     "owned": {**s.owned, **(owned or {})}}))
         progress("roles now: " + ", ".join(f"{n} {'standby' if sp.standby else 'active'}"
                                           for n, sp in ((sp.name, sp) for sp in new.switches)))
     return new
@@ -180,15 +187,16 @@ class FailoverResult:
 
 
 def _fence_one(s: DeploymentState, sp: SwitchPlan, j: journal.Journal, progress: Progress,
-               staged: Staged | None = None) -> tuple[str, str]:
-    """``fence.commit`` → ``fence.committed`` for one switch; returns ``(outcome, role read after)``. With a
+               staged: Staged | None = None) -> tuple[str, str, st.Ownership | None]:
+    """``fence.commit`` → ``fence.committed`` for one switch; returns ``(outcome, role read after, what HARMLESS
+    owns there now or None)``. With a
     ``staged`` take-over (:mod:`harmless.ha.stage`) its session and loaded candidate are used; one that fails before
     the commit is dropped and the switch is fenced the long way."""
     sw: Switch = deployed_switch(s, sp.name)
+    step = {"committing": False, "previous": s.owned.get(sp.name)}
     if staged is not None:
-        step = {"committing": False}
         try:
-            return _fence_with(staged.drv, sw, sp, j, progress, staged.diff, step)
+            return _fence_with(staged.drv, sw, sp, j, progress, staged.diff, step) + (step.get("owned"),)
         except DeviceError as e:
             if step["committing"]:                  # the commit itself failed: apply() says what the device has
                 raise
@@ -197,7 +205,7 @@ def _fence_one(s: DeploymentState, sp: SwitchPlan, j: journal.Journal, progress:
             staged.drv.close()
     drv = connect_deployed(s, sp.name)
     try:
-        return _fence_with(drv, sw, sp, j, progress, None, {})
+        return _fence_with(drv, sw, sp, j, progress, None, step) + (step.get("owned"),)
     finally:
         drv.close()
 
@@ -221,12 +229,27 @@ def _fence_with(drv, sw: Switch, sp: SwitchPlan, j: journal.Journal, progress: P
              f"{', '.join(t.switch_port for t in sp.trunks)} (one commit{', staged' if staged_diff else ''})")
     step["committing"] = True
     drv.fence(active.access_changes(), active.trunk_changes(), staged_diff=staged_diff)
-    after = device_role(sp, drv.port_states(), sw.canonical)
+    now = drv.running_config()
+    after = device_role(sp, drv.ports_of(now), sw.canonical)
     j.record("fence.committed", switch=sp.name, role_after=after)
     if after != "active":
         raise CommitError(sp.name, f"after the fencing commit the device's config says {after}, not this "
                           "server's trunk", "check the trunks' allowed VLANs on the switch")
+    step["owned"] = _owned_after(drv, active, step.get("previous"), now)
     return "moved", after
+
+
+def _owned_after(drv, active: SwitchPlan, previous: st.Ownership | None, now: str) -> st.Ownership | None:
+    """What HARMLESS owns on the switch after a fencing commit (:func:`harmless.ownership.record`: the trunks' lines
+    as HARMLESS left them now), None when its config cannot be read as objects (``down`` then gives back the
+    original exactly)."""
+    if previous is None:
+        return None
+    try:
+        candidate = drv.render(active.access_changes(), active.trunk_changes())
+        return ownership_record(drv.config_syntax().name, candidate, drv.last_saved_config or now, now, previous)
+    except (ValueError, KeyError):
+        return None
 
 
 def failover(progress: Progress = lambda m: None, only: set[str] | None = None, by: str = "operator",
@@ -268,7 +291,8 @@ def failover(progress: Progress = lambda m: None, only: set[str] | None = None, 
     res.roles = {n: o.value[1] for n, o in outs.items() if o.ok}
     on_committed([n for n, v in res.switches.items() if v == "moved"])
     mark: list[float] = []
-    new = _apply_roles(s, plan, res.roles, j, progress, lambda: mark.append(time.time()))
+    owned = {n: o.value[2] for n, o in outs.items() if o.ok and o.value[2] is not None}
+    new = _apply_roles(s, plan, res.roles, j, progress, lambda: mark.append(time.time()), owned)
     t_active = mark[0] if mark else time.time()
     j.record("failover.end", switches=res.switches)
     j.close()

@@ -10,6 +10,8 @@ server gives the switches back, removes its own bridges and asks the other to re
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from pathlib import Path
 
@@ -27,6 +29,19 @@ from harmless.state import DeploymentState, StateError
 
 class HaError(HarmlessError):
     """The other server of the pair did not do what was asked (store the state, take its bridges down)."""
+
+
+def digest(s: DeploymentState | None) -> str | None:
+    """What both servers' states must agree on, as a short hash: the originals, what HARMLESS owns on each switch and
+    every migrated port's VID (not the plan's view, which differs between the two); None without a deployment. An
+    active server whose peer reports another digest replicates its state again. Pure."""
+    if s is None or not s.plan:
+        return None
+    plan = Plan.from_dict(s.plan)
+    doc = {"originals": {n: b.sha256 for n, b in sorted(s.backups.items())},
+           "owned": {n: o.model_dump(mode="json") for n, o in sorted(s.owned.items())},
+           "ports": {sp.name: sorted((p.ofport, p.vid) for p in sp.ports) for sp in plan.switches}}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def payload(s: DeploymentState) -> dict:
@@ -152,6 +167,9 @@ def store(body: dict, me: str, peer: str, inv: Inventory, inventory_path: str, p
     sent = DeploymentState.model_validate(body["state"])
     refs = _store_originals(body.get("originals", []))
     s = local_state(sent, me, inv, inventory_path, refs)
+    for n, o in s.owned.items():          # beside each original too: down keeps the operator's changes without it
+        if n in s.backups:
+            st.set_owned(n, s.backups[n].file, o.model_dump(mode="json"))
     st.save(s)
     plan = Plan.from_dict(s.plan)
     roles = {sp.name: "standby" if sp.standby else "active" for sp in plan.switches}

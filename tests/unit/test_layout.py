@@ -100,7 +100,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                          "harmless.netbox")),
     ("inventory", ("harmless.inventory", "harmless.inventory.*")),
     ("deployment access", ("harmless.deployment", "harmless.fleet")),
-    ("plan/preflight", ("harmless.plan", "harmless.preflight")),
+    ("plan/preflight", ("harmless.plan", "harmless.preflight", "harmless.ownership")),
     ("translator and plan-level checks", ("harmless.otc", "harmless.otc.*", "harmless.health", "harmless.results",
                                           "harmless.qos.deploy")),
     ("commands", ("harmless.orchestrator", "harmless.steps", "harmless.up", "harmless.down", "harmless.status",
