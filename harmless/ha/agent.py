@@ -245,8 +245,8 @@ class Agent:
                 or any(sp.standby for sp in self.pair_switches()) or now - self.last_sync < SYNC_S
                 or self.heard_at is None or (now - self.heard_at) * 1000 > self.ha.detect_ms or self.busy_with()):
             return
-        self.last_sync = now
-        self.spawn("sync", self._sync)
+        if self.spawn("sync", self._sync):
+            self.last_sync = now
 
     def _sync(self) -> None:
         with st.lock("harmless ha agent: sync", wait_s=5):
@@ -271,13 +271,13 @@ class Agent:
         if now - self.ovs_down_since > wait_s and now - self.last_reread > 5:
             self.spawn("repair", self._reread)
 
-    def spawn(self, what: str, fn: Callable[[], None], flag: threading.Lock | None = None) -> None:
+    def spawn(self, what: str, fn: Callable[[], None], flag: threading.Lock | None = None) -> bool:
         """Run ``fn`` in a worker unless another action of its kind runs (it is tried again on a later interval).
         A take-over has its own kind (``fencing``), so that reading the devices never delays it; the state lock
-        orders what they change."""
+        orders what they change. Returns False when another one runs."""
         flag = flag or self.busy
         if not flag.acquire(blocking=False):
-            return
+            return False
 
         def work():
             try:
@@ -288,6 +288,7 @@ class Agent:
                 flag.release()
 
         threading.Thread(target=work, daemon=True, name=f"ha-{what}").start()
+        return True
 
     def _fence(self, names: set[str], reason: str, detect_ms: float) -> None:
         self.say(f"ha agent {self.me}: taking over {', '.join(sorted(names))}: {reason}")

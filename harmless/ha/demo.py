@@ -34,7 +34,7 @@ from harmless import procs
 from harmless import state as st
 from harmless.deployment import connect
 from harmless.errors import HarmlessError
-from harmless.ha import lab, record
+from harmless.ha import lab, record, replica
 from harmless.inventory import load_inventory
 from harmless.switch_drivers import get_driver
 
@@ -121,30 +121,33 @@ def undeploy(info: dict, server: str, progress) -> tuple[bool, str]:
 
 
 def healthy(info: dict, detect_ms: float) -> str | None:
-    """The active server's name when both agents run, hear each other, see BFD up and agree on one active; else
-    None."""
-    roles, staged = {}, {}
+    """The active server's name when both agents run, hear each other, see BFD up, agree on one active and hold
+    the same state (:func:`harmless.ha.replica.digest`), and the standby has staged its take-over where its driver
+    can; else None."""
+    roles, staged, digests = {}, {}, set()
     for s in lab.SERVERS:
         with _as(info, s):
             view, rec = record.load_agent(), record.load()
+            digests.add(replica.digest(st.load()))
         if view is None or rec is None or view.peer_heard_ms is None or view.peer_heard_ms > detect_ms:
             return None
         if view.bfd.get("sw1") is not True or time.time() - _epoch(view.updated) > 3 * record.AGENT_WRITE_S:
             return None
         roles[s], staged[s] = rec.roles.get("sw1"), "sw1" in view.staged
     active = [s for s, r in roles.items() if r == "active"]
-    if len(active) != 1 or sorted(roles.values()) != ["active", "standby"]:
-        return None
+    if len(active) != 1 or sorted(roles.values()) != ["active", "standby"] or len(digests) != 1:
+        return None                     # one active, and both hold the same state (replicated again if needed)
     standby = next(s for s in roles if s != active[0])
     stages = getattr(get_driver(load_inventory(info["inventory"]).switches[0].driver), "can_stage", False)
     return active[0] if staged[standby] or not stages else None       # the steady state: the take-over staged
 
 
 def _agent_hears(info: dict, server: str) -> bool:
-    """``server``'s agent runs and has heard the other one."""
+    """``server``'s agent runs (its view was written lately by a live process) and has heard the other one."""
     with _as(info, server):
         view = record.load_agent()
-    return view is not None and view.peer_heard_ms is not None
+    return (view is not None and view.peer_heard_ms is not None and procs.alive(view.pid)
+            and time.time() - _epoch(view.updated) <= 3 * record.AGENT_WRITE_S)
 
 
 def _epoch(iso: str) -> float:
