@@ -124,6 +124,8 @@ class Agent:
                 self.tick(now)
                 self.stop.wait(max(0.0, self.interval - (time.monotonic() - now)))
         finally:
+            with self.fencing:                  # a take-over under way runs to its end (no server would forward)
+                pass
             udp.close()
             tcp.close()
             self.local.stop()

@@ -127,7 +127,8 @@ def failover(switch, reason, dry_run, quiet, as_json):
         r = fo.preview(only)
     else:
         need_root()
-        with st.lock(wait_s=3):
+        from harmless import journal
+        with st.lock(wait_s=3), journal.interruptible(progress(False)):   # a signal waits for the end
             s = st.load()
 
             def tell(names):          # the other server drops its controllers at once (if it can be reached)

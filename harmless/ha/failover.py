@@ -5,9 +5,12 @@ each switch that moves HARMLESS's VLANs to this server's trunk (:meth:`harmless.
 after which this server reads the device again and takes the role it says; only then does its br-of connect to the
 controllers. Both are journaled (:mod:`harmless.journal`) before they happen:
 
-    failover.begin ─► per switch: fence.commit ─► fence.committed ─► server.build ─► server.built ─► state.save ─►
+    failover.begin ─► per switch: fence.commit ─► fence.committed ─► roles.apply ─► roles.applied ─► roles.save ─►
     failover.end
-    converge.begin ─► server.build ─► server.built ─► state.save ─► converge.end
+    converge.begin ─► roles.apply ─► roles.applied ─► roles.save ─► converge.end
+
+(all of them run to the end once begun: a SIGINT/SIGTERM is noted, never raised between them, :data:`harmless.journal.
+UNDO_STEPS`)
 
 A run killed at any step is finished by :func:`converge` (``harmless recover`` runs it; so does the agent when it
 starts): a kill before ``fence.committed`` leaves the VLANs where the device has them, one after it leaves them on
@@ -83,21 +86,21 @@ def read_roles(s: DeploymentState, plan: Plan) -> dict[str, Role | str]:
 def _apply_roles(s: DeploymentState, plan: Plan, roles: dict[str, str], j: journal.Journal,
                  progress: Progress, on_controllers: Callable[[], None] = lambda: None,
                  owned: dict[str, st.Ownership] | None = None) -> Plan:
-    """This server's bridges and state as the ``roles`` say (journaled ``server.build`` … ``state.save``);
+    """This server's bridges and state as the ``roles`` say (journaled ``roles.apply`` … ``roles.save``);
     ``on_controllers`` is called just before the controller targets are set; ``owned``: what HARMLESS owns on the
     switches a fencing commit just changed (saved with the state, and beside each original)."""
     flips = {n: r == "standby" for n, r in roles.items() if r in ("active", "standby")}
     new = with_roles(plan, flips)
     ovs = state_ovs(s)
-    j.record("server.build", roles=roles)
+    j.record("roles.apply", roles=roles)
     on_controllers()
     if ovs.vswitchd_running():
         bridges.set_controllers(ovs, new)        # the controllers first: what a take-over waits for
     ovs.start()
     bridges.apply(ovs, new)                      # then everything else as the plan says (idempotent)
-    j.record("server.built")
+    j.record("roles.applied")
     if new != plan or owned:
-        j.record("state.save")
+        j.record("roles.save")
         for n, o in (owned or {}).items():
             if n in s.backups:
                 st.set_owned(n, s.backups[n].file, o.model_dump(mode="json"))

@@ -29,7 +29,7 @@ from tests.conftest import require_root_ovs
 
 pytestmark = pytest.mark.lab
 
-STEPS = ["failover.begin", "fence.commit", "fence.committed", "server.build", "server.built", "state.save",
+STEPS = ["failover.begin", "fence.commit", "fence.committed", "roles.apply", "roles.applied", "roles.save",
          "failover.end"]
 
 

@@ -347,3 +347,20 @@ def test_loss_window_is_the_longest_gap_between_replies():
     replies = [(1, 10.00), (2, 10.01), (3, 10.02), (40, 10.52), (41, 10.53)]
     assert loss_window(replies, 10.0) == (490.0, 36, 10.52)
     assert loss_window([(1, 1.0)], 0)[0] == float("inf")
+
+
+def test_a_take_over_runs_to_its_end_after_a_signal(tmp_path):
+    """SIGINT/SIGTERM during a take-over are noted, never raised between its steps (stopping after the fencing
+    commit and before the controllers would leave no server forwarding); up's steps still are."""
+    from harmless import journal
+    j = journal.Journal("failover", path=tmp_path / "journal.jsonl")
+    journal._interrupt.set()
+    try:
+        for step in ("failover.begin", "fence.commit", "fence.committed", "roles.apply", "roles.applied",
+                     "roles.save", "failover.end"):
+            j.record(step)
+        with pytest.raises(journal.Interrupted):
+            j.record("server.build")
+    finally:
+        journal._interrupt.clear()
+        j.close()
