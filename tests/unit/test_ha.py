@@ -3,6 +3,8 @@ agents' authenticated messages, the heartbeat's translator flows and BFD setting
 order on IOS, and the demo's loss-window arithmetic. No root, no OVS (the lab tests are tests/lab/test_ha_lab.py)."""
 from __future__ import annotations
 
+import json
+import os
 import socket
 import threading
 import time
@@ -364,3 +366,31 @@ def test_a_take_over_runs_to_its_end_after_a_signal(tmp_path):
     finally:
         journal._interrupt.clear()
         j.close()
+
+
+def test_ha_status_shows_roles_the_peer_and_the_last_failover(state_dir):
+    from click.testing import CliRunner
+
+    from harmless import cli
+    from harmless.ha import record
+    from harmless.ha.view import pair_view, peer_health
+    assert pair_view() is None
+    assert "no active/standby pair" in CliRunner().invoke(cli.main, ["ha", "status"]).output
+    record.save(record.HaRecord(server="b", peer="a", roles={"sw1": "active"}, read_at=record.now_iso(),
+                                last_failover=record.Failover(
+                                    time=record.now_iso(), by="agent", switches=["sw1"], from_server="a",
+                                    to_server="b", reason="the peer's agent is silent and BFD on the heartbeat VLAN "
+                                    "is down", detect_ms=312.5, commit_ms=1400.0, activate_ms=4.0,
+                                    controller_ms=80.0)))
+    record.save_agent(record.AgentView(pid=os.getpid(), started=record.now_iso(), updated=record.now_iso(),
+                                       peer_heard_ms=42.0, peer={"dataplane": {"sw1": False}},
+                                       bfd={"sw1": True}, decisions={"sw1": "active"}))
+    v = pair_view()
+    assert v["roles"] == {"sw1": "active"} and v["bfd"] == {"sw1": "up"}
+    assert v["peer_health"] == "alive, heard 42 ms ago, says its data path is down for sw1"
+    r = CliRunner().invoke(cli.main, ["ha", "status"])
+    assert r.exit_code == 0 and "a -> b (sw1)" in r.output and "fencing commit 1400.0 ms" in r.output
+    assert json.loads(CliRunner().invoke(cli.main, ["ha", "status", "--json"]).output)["last_failover"]["to_server"] == "b"
+    assert peer_health(None).startswith("no agent")
+    stale = record.AgentView(pid=1, started="2020-01-01T00:00:00Z", updated="2020-01-01T00:00:00Z")
+    assert "not running" in peer_health(stale)
