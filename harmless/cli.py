@@ -115,6 +115,10 @@ def _print_plan(res) -> None:
                       + (" (shared: its other VLANs stay)" if tr.shared else "")
                       + (" (shut down now: the plan brings it up)" if tr.bring_up else ""), highlight=False,
                       markup=False)
+        for tr in sp.peer_trunks:        # an active/standby pair (docs/high-availability.md)
+            out.print(f"standby {sp.peer}: trunk {tr.switch_port} -> {tr.server_interface}: heartbeat VLAN "
+                      f"{sp.heartbeat_vid} only (BFD every {sp.heartbeat_ms} ms x {sp.heartbeat_mult}); this server "
+                      f"({sp.server}) is the active one", highlight=False, markup=False)
         out.print(_controller_line(sp, res.controllers), highlight=False, markup=False)
         print_findings([f for f in res.findings if f.switch == sp.name], out)
         if getattr(res, "reverts", {}).get(sp.name):

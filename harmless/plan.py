@@ -591,12 +591,13 @@ def plan_with_findings(inv: Inventory, facts: dict[str, DeviceFacts], previous: 
     findings: list[Finding] = []
     for i, sw in enumerate(inv.switches):
         for j, t in enumerate(sw.trunks):
-            if t.server_interface in servers:
+            key = f"{t.server}/{t.server_interface}" if t.server else t.server_interface    # ha: per server
+            if key in servers:
                 findings.append(_refusal("server-interface-reused",
                                          f"{src}: switches[{i}].trunks[{j}].server_interface", sw, t.switch_port,
-                                         f"{t.server_interface} is already the trunk of {servers[t.server_interface]}",
+                                         f"{t.server_interface} is already the trunk of {servers[key]}",
                                          "give each trunk its own server interface"))
-            servers[t.server_interface] = f"{sw.name} {t.switch_port}"
+            servers[key] = f"{sw.name} {t.switch_port}"
     caps = caps or {}
     plans = []
     for i, sw in enumerate(inv.switches):

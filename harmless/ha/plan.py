@@ -86,10 +86,11 @@ def pair_switch(sp: SwitchPlan, inv: Inventory, me: str, facts: DeviceFacts, pre
     sw = next(s for s in inv.switches if s.name == sp.name)
     own = {sw.canonical(t.switch_port) for t in sw.trunks if t.server == me}
     vids = tuple(sorted(p.vid for p in sp.ports))
-    mine = tuple(t for t in sp.trunks if sw.canonical(t.switch_port) in own)
+    mine = tuple(replace(t, vids=vids) for t in sp.trunks if sw.canonical(t.switch_port) in own)
     peer = tuple(replace(t, vids=vids) for t in sp.trunks if sw.canonical(t.switch_port) not in own)
     hb = choose_heartbeat_vid(sw, facts, set(vids), previous.heartbeat_vid if previous else None, where)
-    return replace(sp, trunks=mine, heartbeat_vid=hb, heartbeat_ms=inv.ha.interval_ms,
+    ports = tuple(replace(p, trunk=mine[0].switch_port) for p in sp.ports) if mine else sp.ports
+    return replace(sp, trunks=mine, ports=ports, heartbeat_vid=hb, heartbeat_ms=inv.ha.interval_ms,
                    heartbeat_mult=inv.ha.multiplier, server=me, peer=inv.ha.peer(me).name, peer_trunks=peer,
                    standby=False)
 

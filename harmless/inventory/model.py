@@ -359,8 +359,9 @@ class Inventory(_Model):
 
     def for_server(self, name: str, own_trunks_only: bool = False) -> "Inventory":
         """The inventory as server ``name`` of the ``ha`` pair plans and builds it: its own ``netns`` (when it names
-        one) and, per switch, its own trunk first (the planner puts ports on the first trunk); with
-        ``own_trunks_only`` the other server's trunks are left out (what its br-otc attaches). Pure.
+        one) and, per switch, every access port on its own trunk (the trunks keep their order, so field paths in
+        messages stay the file's); with ``own_trunks_only`` the other server's trunks are left out (what its br-otc
+        attaches). Pure.
 
         Raises:
             KeyError: no ``ha`` section, or ``name`` is not one of its servers.
@@ -370,12 +371,13 @@ class Inventory(_Model):
         me = self.ha.server(name)
         server = self.server.model_copy(update={"netns": me.netns}) if me.netns else self.server
 
-        def trunks(sw: Switch) -> list[Trunk]:
+        def local(sw: Switch) -> Switch:
             own = [t for t in sw.trunks if t.server == name]
-            return own if own_trunks_only else own + [t for t in sw.trunks if t.server != name]
+            ports = [p.model_copy(update={"trunk": own[0].switch_port}) for p in sw.access_ports] if own else \
+                sw.access_ports
+            return sw.model_copy(update={"trunks": own if own_trunks_only else sw.trunks, "access_ports": ports})
 
-        switches = [sw.model_copy(update={"trunks": trunks(sw)}) for sw in self.switches]
-        return self.model_copy(update={"server": server, "switches": switches})
+        return self.model_copy(update={"server": server, "switches": [local(sw) for sw in self.switches]})
 
 
 def port_index(interface: str, driver: str = "ios") -> int | None:

@@ -394,3 +394,39 @@ def test_ha_status_shows_roles_the_peer_and_the_last_failover(state_dir):
     assert peer_health(None).startswith("no agent")
     stale = record.AgentView(pid=1, started="2020-01-01T00:00:00Z", updated="2020-01-01T00:00:00Z")
     assert "not running" in peer_health(stale)
+
+
+IOS_SAVED = """hostname sw1
+vtp mode transparent
+vlan 100
+ name users
+interface FastEthernet0/7
+ switchport access vlan 100
+ switchport mode access
+interface FastEthernet0/8
+ switchport access vlan 100
+ switchport mode access
+interface GigabitEthernet0/1
+interface GigabitEthernet0/2
+end
+"""
+
+
+@pytest.mark.parametrize("me,own,other", [("a", "GigabitEthernet0/1", "GigabitEthernet0/2"),
+                                         ("b", "GigabitEthernet0/2", "GigabitEthernet0/1")])
+def test_plan_of_a_pair_offline_puts_the_vlans_on_this_server_s_trunk(tmp_path, monkeypatch, state_dir, me, own,
+                                                                     other):
+    from harmless.offline import plan_offline
+    monkeypatch.setenv("HARMLESS_HA_SERVER", me)
+    monkeypatch.setenv("HL_TEST_PW", "x")
+    cfg = tmp_path / "sw1.cfg"
+    cfg.write_text(IOS_SAVED)
+    inv = parse_inventory(inv_text(), "inv.yaml")
+    res = plan_offline(inv, "inv.yaml", {"sw1": cfg})
+    sp = res.plan.switches[0]
+    assert [t.switch_port for t in sp.trunks] == [own] and [t.switch_port for t in sp.peer_trunks] == [other]
+    assert {p.trunk for p in sp.ports} == {own} and sp.server == me and not sp.standby
+    text = res.configs["sw1"]
+    assert text.index(f"interface {other}") < text.index(f"interface {own}")       # the idle trunk first
+    assert f"interface {own}\n switchport mode trunk\n switchport trunk allowed vlan 107,108,199" in text
+    assert f"interface {other}\n switchport mode trunk\n switchport trunk allowed vlan 199" in text
