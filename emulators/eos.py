@@ -13,7 +13,10 @@ eAPI (``POST /command-api``, JSON-RPC 2.0, ``format`` json|text, HTTP basic auth
     ``show configuration sessions [detail]``, ``show session-config named S [diffs]``,
     ``configure [session S]`` (+ config lines, ``end``), ``configure session S commit [timer hh:mm:ss]``,
     ``configure session S abort``, ``copy startup-config flash:F``, ``copy running-config startup-config``,
-    ``write memory``, ``configure replace flash:F``.
+    ``write memory``, ``configure replace flash:F``; files on ``flash:`` (``/mnt/flash`` to EOS's bash):
+    ``more flash:F``, ``delete flash:F``, ``dir flash:``, and of EOS's ``bash [timeout N] <command>`` only the forms
+    HARMLESS's driver sends (``echo <base64> | base64 -d > /mnt/flash/F``, ``>>`` to append, ``mv /mnt/flash/A
+    /mnt/flash/B``); any other bash command is refused as not emulated.
 config mode (running config or a session)
     ``hostname``, ``vlan LIST`` / ``name`` / ``no vlan``, ``interface X`` / ``description`` / ``shutdown`` /
     ``[no] switchport`` / ``switchport mode access|trunk|dot1q-tunnel`` / ``switchport access vlan`` /
@@ -542,6 +545,8 @@ class EosSwitch:
             return self._text(fmt, "Copy completed successfully."), None, None
         if cmd == "show running-config":
             return self._text(fmt, running_config_text(sc), {"cmds": {}}), None, None
+        if cmd.startswith(("more ", "delete ", "dir", "bash ")):
+            return self._files(cmd, fmt), None, None
         if cmd == "show startup-config":
             return self._text(fmt, self.startup), None, None
         if m := re.match(r"show session-config named (\S+)( diffs)?$", cmd):
@@ -573,6 +578,36 @@ class EosSwitch:
         if cmd == "show vlan":
             return {"vlans": self._vlans_json(), "sourceDetail": ""}, None, None
         raise EapiError(INVALID, errors=["% Invalid input"])
+
+    _BASH_WRITE = re.compile(r"bash (?:timeout \d+ )?echo ([A-Za-z0-9+/=]*) \| base64 -d (>>?) /mnt/flash/([\w.-]+)$")
+    _BASH_MV = re.compile(r"bash (?:timeout \d+ )?mv /mnt/flash/([\w.-]+) /mnt/flash/([\w.-]+)$")
+
+    def _files(self, cmd: str, fmt: str) -> dict:
+        """``more``/``delete``/``dir`` on ``flash:`` and the bash forms that write a file (see the module doc)."""
+        fl = self.flash
+        if m := re.match(r"more flash:/?(\S+)$", cmd):
+            if m.group(1) not in fl:
+                raise EapiError("could not run command", 1000,
+                                [f"% Error opening flash:/{m.group(1)} (No such file or directory)"])
+            return self._text(fmt, fl[m.group(1)])
+        if m := re.match(r"delete flash:/?(\S+)$", cmd):
+            if fl.pop(m.group(1), None) is None:
+                raise EapiError("could not run command", 1000,
+                                [f"% Error deleting flash:/{m.group(1)} (No such file or directory)"])
+            return self._text(fmt, "")
+        if cmd in ("dir", "dir flash:", "dir flash:/"):
+            rows = [f"       -rwx {len(t.encode()):12d}  Jan  1 00:00  {n}" for n, t in sorted(fl.items())]
+            return self._text(fmt, "Directory of flash:/\n\n" + "\n".join(rows) + "\n")
+        if m := self._BASH_WRITE.match(cmd):
+            data = base64.b64decode(m.group(1)).decode()
+            fl[m.group(3)] = (fl.get(m.group(3), "") if m.group(2) == ">>" else "") + data
+            return self._text(fmt, "")
+        if m := self._BASH_MV.match(cmd):
+            if m.group(1) not in fl:
+                raise EapiError("could not run command", 1000, [f"mv: cannot stat '/mnt/flash/{m.group(1)}'"])
+            fl[m.group(2)] = fl.pop(m.group(1))
+            return self._text(fmt, "")
+        raise EapiError(INVALID, errors=[f"% this emulator does not run: {cmd[:60]}"])
 
     def _interfaces_json(self) -> dict:
         out = {}

@@ -11,7 +11,8 @@ enable mode
     ``show ip interface brief``, ``show interfaces [IF] [switchport]``, ``show hosts``,
     ``show archive`` ("Archive feature not enabled": no commit-confirm),
     ``show archive config incremental-diffs FILE``, ``show archive config differences A FILE``,
-    ``dir``, ``verify /md5``, ``more``, ``copy running-config flash:F``, ``copy flash:F running-config``,
+    ``dir``, ``verify /md5``, ``more``, ``delete [/force] flash:F``, ``copy running-config flash:F``,
+    ``copy flash:F running-config``,
     ``copy null: flash:F``, ``copy running-config startup-config``, ``configure replace flash:F [...]``,
     ``tclsh`` (the ``puts [open "flash:F" w+] {...}`` form netmiko's InLineTransfer writes), and
     a running config with VLANs in numeric order (as IOS prints them) built in one place.
@@ -477,6 +478,20 @@ def do_more(self, *args):
         self.write(c)
 
 
+def do_delete(self, *args):
+    """``delete [/force] [/recursive] flash:F`` (IOS Configuration Fundamentals Command Reference, "delete"; this
+    emulator never asks the two confirmations, as ``/force`` or ``file prompt quiet`` make IOS do)."""
+    paths = [a for a in args if not a.startswith("/")]
+    if not paths:
+        self.write_line("% Incomplete command.")
+        return
+    fl, name = flash(self.switch_configuration), _fname(paths[-1])
+    if name not in fl:
+        self.write_line("%%Error deleting flash:/%s (No such file or directory)" % name)
+        return
+    del fl[name]
+
+
 def do_copy(self, source_url, destination_url, *rest):
     sc = self.switch_configuration
     fl = flash(sc)
@@ -682,6 +697,7 @@ def install() -> None:
     EnabledCommandProcessor.do_dir = do_dir
     EnabledCommandProcessor.do_verify = do_verify
     EnabledCommandProcessor.do_more = do_more
+    EnabledCommandProcessor.do_delete = do_delete
     EnabledCommandProcessor.do_copy = do_copy
     EnabledCommandProcessor.do_configure = do_configure
     EnabledCommandProcessor.do_tclsh = do_tclsh

@@ -316,6 +316,8 @@ def _print_up(r, n: int) -> None:
 def _print_down(r) -> None:
     """What ``harmless down`` did (an :class:`harmless.results.DownResult`), for people."""
     for name, ok in r.restored.items():
+        if name in (r.origins or {}):
+            out.print(f"{name}: original from {escape(r.origins[name])}", highlight=False, soft_wrap=True)
         kept = r.kept.get(name, [])
         what = f"the original + {len(kept)} change(s) kept" if kept else "the saved original"
         out.print(f"{name}: running config " + (f"[green]equals {what}[/green]" if ok else
@@ -328,6 +330,8 @@ def _print_down(r) -> None:
         if r.discarded.get(name):
             out.print(f"  discarded (--discard-changes): {', '.join(r.discarded[name])}", highlight=False,
                       markup=False, soft_wrap=True)
+    for line in [*(r.copies or []), *(r.notes or [])]:
+        out.print(escape(line), highlight=False, soft_wrap=True)
     out.print("; ".join(dict.fromkeys(r.server or ["no bridges were left"])))
     if r.standby is not None:
         sb = r.standby
@@ -384,6 +388,9 @@ def _print_preview(p) -> None:
 
 
 @main.command()
+@inventory_option(False, "inventory YAML file: also give back every switch of it that this machine does not know "
+                         "(a fresh machine, a lost state directory), from the copy of its original kept on the "
+                         "switch or in originals.directory, once its SHA-256 verifies")
 @dry_run_option("show per switch what would be given back (HARMLESS's objects reverted, the operator's changes "
                 "kept, conflicts) and which bridges would be removed; change nothing")
 @click.option("--discard-changes", is_flag=True,
@@ -392,7 +399,7 @@ def _print_preview(p) -> None:
 @quiet_option()
 @json_option()
 @handle_errors
-def down(dry_run, discard_changes, quiet, as_json):
+def down(inventory, dry_run, discard_changes, quiet, as_json):
     """Give every switch back its original configuration, keep what the operator changed since, remove the bridges.
 
     HARMLESS owns only what it wrote (the migrated ports, its VLANs, the trunk): down reverts exactly those and keeps
@@ -404,6 +411,11 @@ def down(dry_run, discard_changes, quiet, as_json):
     the retained original backups (so a lost or corrupt state file loses nothing). Each device is proven equal to its
     target line by line before the bridges are removed and HARMLESS's private Open vSwitch is stopped.
     Nothing deployed: says so, exit 0 (with --json the empty result: no switch restored, nothing removed).
+
+    With -i INVENTORY it also works on a machine that never saw the deployment: each migrated switch of the
+    inventory gets back the original HARMLESS kept on the switch itself (or in originals.directory), after its
+    SHA-256 is verified; it says where each came from. A copy that does not verify is refused and nothing changes.
+    Once a switch is proven back, the copies of its original are removed.
     """
     _need_root()
     from harmless import orchestrator
@@ -413,7 +425,8 @@ def down(dry_run, discard_changes, quiet, as_json):
     from harmless.results import DownResult
     if dry_run:
         try:
-            p = orchestrator.down_preview(_progress(quiet or as_json), discard_changes=discard_changes)
+            p = orchestrator.down_preview(_progress(quiet or as_json), discard_changes=discard_changes,
+                                          inventory_path=inventory)
         except NothingToDo as e:
             if not as_json:
                 raise                    # handle_errors: the line, exit 0
@@ -426,9 +439,13 @@ def down(dry_run, discard_changes, quiet, as_json):
         n = len(s.switches) if (s := st.load()) else 0
     except st.StateError:
         n = 0
+    if inventory and not n:
+        from harmless.inventory import load_inventory
+        n = len(load_inventory(inventory).switches)
     try:
         with _fleet_bar(n, quiet or as_json, "harmless down") as on_switch:
-            r = orchestrator.down(_progress(quiet or as_json), on_switch=on_switch, discard_changes=discard_changes)
+            r = orchestrator.down(_progress(quiet or as_json), on_switch=on_switch, discard_changes=discard_changes,
+                                  inventory_path=inventory)
     except DriftConflict as e:
         _print_conflicts(e, as_json)
         raise

@@ -14,20 +14,20 @@ original exactly). ``down --dry-run`` (:meth:`DownRun.preview`) shows all of it 
 """
 from __future__ import annotations
 
-from harmless import fleet, journal
+from harmless import fleet, journal, originals
 from harmless import state as st
 from harmless.deployment import connect, ovs_from_ref, ovs_ref, ref_record, state_ovs
 from harmless.errors import CommitError, HarmlessError, NothingToDo
 from harmless.ha import replica
-from harmless.inventory import Switch
+from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.ovs import Ovs
 from harmless.ownership import DriftConflict, SwitchRevert, plan_down
 from harmless.plan import Plan
 from harmless.results import DownPreview, DownResult, RecoverResult
 from harmless.state import DeploymentState, StateError
-from harmless.steps import (Progress, SwitchEvent, error_line, mark_restored_quietly, port_changes_allowed,
-                            port_differences, port_states, restore_device, restore_merged)
+from harmless.steps import (Progress, SwitchEvent, carries_harmless, drop_copies, error_line, mark_restored_quietly,
+                            port_changes_allowed, port_differences, port_states, restore_device, restore_merged)
 from harmless.switch_drivers import devdiff
 from harmless.switch_drivers.base import SwitchDriver
 
@@ -69,6 +69,21 @@ def _owned_records(s: DeploymentState | None, targets: dict[str, tuple[Switch, d
         name = e["switch"]
         if name in targets and name not in out and e.get("owned") and targets[name][1]["file"] == e["file"]:
             out[name] = st.Ownership.model_validate(e["owned"])
+    return out
+
+
+def _copy_owned(adopted: dict, progress: Progress) -> dict[str, st.Ownership]:
+    """What HARMLESS owns on each switch ``down -i`` found, from the record next to its copy (``Manifest.owned``); a
+    record that is not a valid :class:`harmless.state.Ownership` is ignored (that switch gets its original exactly)."""
+    out = {}
+    for name, a in adopted.items():
+        if a.fetched.manifest.owned is None:
+            continue
+        try:
+            out[name] = st.Ownership.model_validate(a.fetched.manifest.owned)
+        except ValueError as e:
+            progress(f"{name}: the record of HARMLESS's change next to the copy is unreadable ({str(e).splitlines()[0]}"
+                     "); the switch gets its original exactly")
     return out
 
 
@@ -177,6 +192,14 @@ def recover_previous(recs: list[dict], s: DeploymentState, progress: Progress) -
     return RecoverResult(recovered="previous deployment", switches=sorted(targets))
 
 
+class Adopted:
+    """A switch ``down -i`` found migrated on a machine that does not know it, and the verified copy of its original
+    (:func:`harmless.originals.fetch`); ``drv`` is the open session it was read with."""
+
+    def __init__(self, sw: Switch, fetched: originals.Fetched, drv: SwitchDriver):
+        self.sw, self.fetched, self.drv = sw, fetched, drv
+
+
 class DownRun:
     """One ``harmless down`` (the caller holds the state lock), or its ``--dry-run`` (:meth:`preview`, no lock needed).
 
@@ -184,15 +207,26 @@ class DownRun:
         discard: ``--discard-changes``: every switch gets its original exactly, also where the operator changed what
             HARMLESS owns.
 
+    Args:
+        inv: ``down -i``: the inventory; a switch of it that this machine does not know (no state, no retained
+            original: a fresh machine, the server's state directory lost) is given back the original found in its
+            copies (the switch's file store, ``originals.directory``), after verifying the SHA-256.
+
     Attributes (set by :meth:`gather`): ``state`` (None when missing or corrupt: ``corrupt`` holds why), ``recs``
     (the unfinished journal, None when finished), ``targets`` (:func:`_down_targets`), ``owned`` (what HARMLESS owns
     per switch, from the state or the backup index), ``prerun`` (the pre-run backup of a switch an interrupted ``up``
     was changing: what is merged instead of the device's config), ``ovss``/``names`` (the OVS instances and bridges
-    to remove).
+    to remove), ``adopted`` (``down -i``: the switches given back from a copy), ``notes`` (what ``down -i`` passed
+    over, and why).
     """
 
-    def __init__(self, progress: Progress, on_switch: SwitchEvent, discard: bool = False):
-        self.progress, self.on_switch, self.discard = progress, on_switch, discard
+    def __init__(self, progress: Progress, on_switch: SwitchEvent, discard: bool = False,
+                 inv: Inventory | None = None):
+        self.progress, self.on_switch, self.discard, self.inv = progress, on_switch, discard, inv
+        self.adopted: dict[str, Adopted] = {}
+        self.notes: list[str] = []
+        self.origins: dict[str, str] = {}
+        self.copies_removed: list[str] = []
         self.state: DeploymentState | None = None
         self.corrupt: StateError | None = None
         self.recs: list[dict] | None = None
@@ -243,13 +277,79 @@ class DownRun:
             self.corrupt = e
             self.progress(f"{e.where}: {e.problem}; restoring from the retained original backups")
         self.targets = _down_targets(self.state, self.recs)
+        if self.inv is not None:
+            self.find_copies()
         self.owned = _owned_records(self.state, self.targets)
+        self.owned.update(_copy_owned(self.adopted, self.progress))
         self.prerun = {n: p for n, (_sw, e) in self.targets.items() if (p := _prerun_of(self.recs, n, e["file"]))}
         self.ovss, self.names = _server_refs(self.state, self.recs)
         server_left = any(o.ovsdb_running() or (o.private and o.vswitchd_running()) for o in self.ovss)
-        if not self.targets and not server_left and not self.state and not self.recs and self.corrupt is None:
+        if not self.targets and not self.adopted and not server_left and not self.state and not self.recs and \
+                self.corrupt is None:
             raise NothingToDo("harmless down", "nothing is deployed (no state, no unfinished run, no retained "
-                              "original), nothing to do")
+                              "original" + (", no migrated switch in the inventory: " + "; ".join(self.notes)
+                                            if self.notes else "") + "), nothing to do")
+
+    # ------------------------------------------------------------------ down -i on a machine that never saw it
+    def find_copies(self) -> None:
+        """Every switch of ``inv`` this machine does not know: read it; a migrated one (it carries HARMLESS VLANs) must
+        have a copy of its original that verifies, which becomes its target (:meth:`adopt`). Read-only.
+
+        Raises:
+            CopyError: a copy is refused (altered, damaged, contradicting another), or a migrated switch has none;
+                DeviceError: a switch cannot be reached. Nothing was changed.
+        """
+        todo = [sw for sw in self.inv.switches if sw.name not in self.targets]
+        outs = fleet.run_per_switch(todo, self._find_copy)
+        for sw in todo:
+            if not outs[sw.name].ok:
+                self.close_sessions()
+                raise outs[sw.name].error
+        for name, a in self.adopted.items():       # until adopt() saves it, the copy itself is the target
+            self.targets[name] = (a.sw, {"file": a.fetched.location.where, "sha256": a.fetched.manifest.sha256})
+
+    def _find_copy(self, sw: Switch) -> None:
+        drv = connect(sw, f"inventory: switch {sw.name}")
+        try:
+            ours = carries_harmless(drv.facts())
+            if not ours:
+                self.notes.append(f"{sw.name}: carries no HARMLESS VLAN (not migrated); left alone")
+                drv.close()
+                return
+            fetched = originals.fetch(sw.name, originals.places(sw.name, drv, self.inv.originals))
+        except BaseException:
+            drv.close()
+            raise
+        if fetched is None:
+            drv.close()
+            raise originals.CopyError(sw.name, f"carries HARMLESS VLANs {ours[:5]} but no copy of its original was "
+                                      "found (not on the switch, not in originals.directory)",
+                                      "restore the switch from your own backup, or run harmless down on the server "
+                                      "that migrated it; nothing was changed")
+        for w in fetched.warnings:
+            self.progress(f"{sw.name}: {w}")
+        self.progress(f"{sw.name}: found its original on {fetched.location} (SHA-256 verified)")
+        self.adopted[sw.name] = Adopted(sw, fetched, drv)
+        self.sessions[sw.name] = drv                 # the session restore_switch goes on with
+
+    def adopt(self) -> None:
+        """``original.adopt`` per switch found by :meth:`find_copies`: its verified copy becomes its retained original
+        here (backup index, with where the copies are), so a ``down`` killed after this point goes on from this
+        machine's own record."""
+        for name, a in sorted(self.adopted.items()):
+            f = a.fetched
+            model = ("HARMLESS's change is recorded next to it: the operator's later changes are kept"
+                     if name in self.owned else "no record of HARMLESS's change next to it: the original exactly")
+            self.origins[name] = (f"{f.location} (SHA-256 {f.manifest.sha256[:16]}... verified, saved "
+                                  f"{f.manifest.saved}; {model})")
+            self.progress(f"{name}: original from {self.origins[name]}")
+            self.j.record("original.adopt", switch=name, **{"from": f.location.model_dump()},
+                          sha256=f.manifest.sha256)
+            entry = st.save_backup(name, f.text, role="original", record=a.sw.model_dump(mode="json"))
+            st.set_copies(name, entry["file"], [loc.model_dump() for loc in [f.location, *f.also]])
+            if name in self.owned:
+                st.set_owned(name, entry["file"], self.owned[name].model_dump(mode="json"))
+            self.targets[name] = (a.sw, entry)
 
     # ------------------------------------------------------------------ what each switch gets back (read-only)
     def revert_of(self, name: str, drv: SwitchDriver) -> SwitchRevert:
@@ -265,7 +365,9 @@ class DownRun:
         prerun = self.prerun.get(name)
         now = st.read_backup(prerun) if prerun else drv.running_config()
         try:
-            return plan_down(name, self.owned.get(name), drv.config_syntax(), st.read_backup(entry), now,
+            a = self.adopted.get(name)
+            original = a.fetched.text if a and entry["file"] == a.fetched.location.where else st.read_backup(entry)
+            return plan_down(name, self.owned.get(name), drv.config_syntax(), original, now,
                              entry["file"], self.discard, devdiff.syntax_of(sw.driver, sw.optional_args))
         except ValueError as e:
             raise HarmlessError(name, f"cannot read the running config as objects ({e}), so HARMLESS's own lines "
@@ -329,14 +431,15 @@ class DownRun:
     # ------------------------------------------------------------------ the steps that change things
     def begin(self) -> None:
         """Archive an interrupted run's journal; ``down.begin`` (with the pre-run backups of switches an interrupted
-        ``up`` was changing, so a killed ``down`` still merges from them)."""
+        ``up`` was changing, so a killed ``down`` still merges from them); adopt the originals ``down -i`` found."""
         if self.recs:
             self.progress(f"finishing after {journal.describe(self.recs)}")
             journal.archive("interrupted")
         self.j = journal.Journal("down", self.progress)
-        self.j.record("down.begin", switches=sorted(self.targets), bridges=self.names,
+        self.j.record("down.begin", switches=sorted({*self.targets, *self.adopted}), bridges=self.names,
                       ovs=next((ref_record(ovs_ref(o, "netdev")) for o in self.ovss if o.private), None),
                       discard_changes=self.discard, prerun=self.prerun)
+        self.adopt()
 
     def restore_switch(self, sw: Switch) -> tuple[bool, list[str], SwitchRevert, dict]:
         """``down.target`` (when operator changes are kept) → ``device.restore`` → ``device.restored``: config replace
@@ -361,10 +464,15 @@ class DownRun:
             self.j.record("device.restore", switch=sw.name, to=to)
             same = restore_device(drv, r.target) if r.equals_original else not restore_merged(drv, r.target)
             diffs = self.port_check(sw.name, drv, r)
+            self.j.record("device.restored", switch=sw.name, ok=same and not diffs)
+            if same and not diffs:
+                self.copies_removed += drop_copies(
+                    self.j, sw.name, drv, entry, self.recs,
+                    f"the running config equals the {'original' if r.equals_original else 'original + kept changes'}"
+                    f" (proven line by line; original SHA-256 {entry['sha256']})", self.progress)
         finally:
             self.sessions.pop(sw.name, None)
             drv.close()
-        self.j.record("device.restored", switch=sw.name, ok=same and not diffs)
         return same, diffs, r, to
 
     def save_target(self, sw: Switch, r: SwitchRevert, original: dict) -> dict:
@@ -414,7 +522,9 @@ class DownRun:
                           kept={n: [c.label for c in o.value[2].kept] for n, o in outs.items() if o.value[2].kept},
                           discarded={n: [c.label for c in o.value[2].discarded] for n, o in outs.items()
                                      if o.value[2].discarded},
-                          proven_against={n: o.value[3]["file"] for n, o in outs.items()})
+                          proven_against={n: o.value[3]["file"] for n, o in outs.items()},
+                          origins=self.origins or None, copies=self.copies_removed or None,
+                          notes=self.notes or None)
 
     def remove_server(self, result: DownResult) -> None:
         """``server.remove`` → ``server.removed``: the bridges removed, HARMLESS's private OVS stopped."""

@@ -7,16 +7,21 @@ instant (SIGKILL, power loss) leaves an unfinished journal; ``harmless down`` / 
 (:func:`unfinished`) to know which switches may have been touched and what was built, and finish the rollback.
 
 Records (one JSON object per line): ``{"seq", "t" (UTC ISO), "op": "up"|"down"|"recover", "step", "pid", ...}``.
-Steps of ``up``: ``up.begin`` → per switch ``backup.saved`` → [``device.revert``: an incremental ``up`` gives back
-the objects HARMLESS no longer needs (a port removed from the inventory, a moved VID or trunk), ``rollback_to`` the
-pre-run backup, ``keys``] → ``device.commit`` → ``device.committed`` → ``server.build`` → ``server.built`` →
-``verified`` → per switch ``device.confirm`` → ``state.save`` → ``up.end``; of a rollback: ``rollback.begin`` → per
-switch ``device.restore`` → ``device.restored`` → ``server.remove`` → ``server.removed`` → ``state.clear`` →
-``rollback.end``; of ``down``: ``down.begin`` (``discard_changes``) → per switch [``down.target``: the config the
-device will end with when the operator's changes are kept (``original``, ``target`` backup entries, ``reverted``,
-``kept``, ``discarded`` object labels)] → ``device.restore`` (``to``: the original or that target) →
-``device.restored`` → ``server.remove`` → ``server.removed`` → ``state.clear`` → ``down.end``. A torn last line
-(power loss during the append) is ignored.
+Steps of ``up``: ``up.begin`` → per switch ``backup.saved`` → [``original.store`` (``to``: the places off this
+server, ``sha256``) → ``original.stored``: a first migration's copy of the original, :mod:`harmless.originals`] →
+[``device.revert``: an incremental ``up`` gives back the objects HARMLESS no longer needs (a port removed from the
+inventory, a moved VID or trunk), ``rollback_to`` the pre-run backup, ``keys``] → ``device.commit`` →
+``device.committed`` → ``server.build`` → ``server.built`` → ``verified`` → per switch ``device.confirm`` →
+``state.save`` → [``original.update``: the copies' record of what HARMLESS changed, rewritten] → ``up.end``; of a
+rollback: ``rollback.begin`` → per switch ``device.restore`` → ``device.restored`` → ``server.remove`` →
+``server.removed`` → ``state.clear`` → ``rollback.end``; of ``down``: ``down.begin`` (``discard_changes``) →
+[``original.adopt``: ``down -i`` on a machine without the state takes a verified copy as the switch's original
+(``from``, ``sha256``)] → per switch [``down.target``: the config the device will end with when the operator's
+changes are kept (``original``, ``target`` backup entries, ``reverted``, ``kept``, ``discarded`` object labels)] →
+``device.restore`` (``to``: the original or that target) → ``device.restored`` → ``server.remove`` →
+``server.removed`` → ``state.clear`` → ``down.end``. After a switch is proven back (rollback or ``down``):
+``original.remove`` (``copies``, ``proof``) → ``original.removed``. A torn last line (power loss during the append)
+is ignored.
 
 Signals (:func:`interruptible`): SIGINT/SIGTERM only set a flag; the current device step (a commit, a restore)
 finishes, and the next *forward* record raises :class:`Interrupted` so the caller rolls back. Rollback records never
@@ -46,7 +51,7 @@ from harmless.errors import HarmlessError
 #: steps that undo (never interrupted, write failures tolerated)
 UNDO_STEPS = {"rollback.begin", "device.restore", "device.restored", "server.remove", "server.removed",
               "state.clear", "rollback.end", "down.begin", "down.target", "down.end", "recover.begin", "recover.end",
-              "up.end", "backup.restored"}
+              "up.end", "backup.restored", "original.adopt", "original.remove", "original.removed", "original.update"}
 #: steps of an active/standby take-over, a role change and down's request to the other server: once begun they run
 #: to their end (a signal is noted, never raised between them: stopping half-way would leave no server forwarding)
 UNDO_STEPS |= {"failover.begin", "fence.commit", "fence.committed", "roles.apply", "roles.applied", "roles.save",

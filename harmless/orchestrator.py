@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from harmless import journal
+from harmless import journal, originals
 from harmless import state as st
 from harmless.down import DownRun, recover_previous
 from harmless.errors import Refused, raise_refusals
@@ -160,6 +160,7 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
     """
     src = inventory_path
     me, inv = _this_server(load_inventory(inventory_path), src, server)
+    originals.check_directory(inv.originals, f"{src}: originals")   # issue #23: the off-box copies' directory
     qos_check_kernel(inv, src)               # issue #15: linux-hfsc needs sch_hfsc in this kernel
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
     check_controllers_before_up(inv, src, progress, wait_controller, keep_on_no_controller, only)   # issue #25
@@ -177,9 +178,15 @@ def _this_server(inv, src: str, server: str | None):
     return me, local_inventory(inv, me)
 
 
-def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event, discard_changes: bool = False) -> DownResult:
+def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event, discard_changes: bool = False,
+         inventory_path: str | None = None) -> DownResult:
     """``harmless down``: give every switch back its original config with the operator's later changes kept (in
     parallel), prove it, remove the bridges.
+
+    With ``inventory_path`` (``down -i``), also every switch of that inventory this machine does not know (a fresh
+    machine, the state directory lost): a migrated one gets back the original found in its copies (the switch's own
+    file store, ``originals.directory``; :mod:`harmless.originals`) once its SHA-256 verifies; a copy that does not
+    verify stops ``down`` before anything changes. Once a switch is proven back, its copies are removed.
 
     Works from whatever is there: the state, an unfinished journal of an interrupted ``up``/``down``, and the backup
     index's active originals (so a lost or corrupt state.json does not lose the originals). HARMLESS owns only what it
@@ -205,21 +212,28 @@ def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event, discard_
         DriftConflict: the operator changed what HARMLESS owns (a migrated port, a HARMLESS VLAN, a trunk); nothing was
             changed (exit code 5; the conflicting lines are in its ``reverts``).
         LockedError: another harmless holds the state directory.
+        InputError: the inventory is invalid; CopyError: a copy of an original is refused (nothing changed).
         HarmlessError: a device could not be restored (the journal is kept so ``down`` can be retried).
     """
+    inv = load_inventory(inventory_path) if inventory_path else None
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
-        return DownRun(progress, on_switch, discard=discard_changes).run()
+        return DownRun(progress, on_switch, discard=discard_changes, inv=inv).run()
 
 
-def down_preview(progress: Progress = quiet, discard_changes: bool = False) -> DownPreview:
+def down_preview(progress: Progress = quiet, discard_changes: bool = False,
+                 inventory_path: str | None = None) -> DownPreview:
     """``harmless down --dry-run``: per switch what ``down`` would give back (objects reverted, the operator's changes
     kept or discarded, conflicts, the diff) and per server the bridges it would remove. Reads the devices; changes
     nothing and takes no lock.
 
+    With ``inventory_path`` (``down -i --dry-run``) also the switches that ``down -i`` would give back from the copies
+    of their originals (each copy verified; a refused copy raises CopyError as ``down -i`` would).
+
     Raises:
         NothingToDo: nothing is deployed (the CLI exits 0).
     """
-    return DownRun(progress, no_event, discard=discard_changes).preview()
+    inv = load_inventory(inventory_path) if inventory_path else None
+    return DownRun(progress, no_event, discard=discard_changes, inv=inv).preview()
 
 
 def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> RecoverResult:

@@ -126,6 +126,11 @@ class DownResult(OmitWhenNone, _Result):
         ports_restored: per switch the ports whose mode/VLANs differ from before ``up`` other than by a kept
             change (empty: all back).
         server: what was removed or stopped on the server.
+        origins: ``down -i``: per switch given back from a copy, where the original came from (the copy, its SHA-256
+            verified); left out of the dump when None (no switch came from a copy).
+        copies: the copies of originals removed once their switch was proven back (or left, and why); left out when
+            None (there were none).
+        notes: ``down -i``: switches of the inventory passed over, and why; left out when None.
         kept: per switch the operator's changes kept (object labels; absent: none).
         discarded: per switch the operator's changes ``--discard-changes`` dropped (absent: none).
         proven_against: per switch the backup file the device was proven equal to (the original, or the original
@@ -140,10 +145,14 @@ class DownResult(OmitWhenNone, _Result):
     config_restored: bool
     ports_restored: dict[str, list[str]]
     server: list[str]
+    origins: dict[str, str] | None = None
+    copies: list[str] | None = None
+    notes: list[str] | None = None
     kept: dict[str, list[str]] = Field(default_factory=dict)
     discarded: dict[str, list[str]] = Field(default_factory=dict)
     proven_against: dict[str, str] = Field(default_factory=dict)
     standby: dict | None = None
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("origins", "copies", "notes", "standby")
 
 
 class DownPreview(_Result):

@@ -6,7 +6,7 @@ The state directory is ``$HARMLESS_STATE_DIR`` or ``/var/lib/harmless``. It hold
     original backup. A versioned schema (:class:`DeploymentState`, ``version`` = :data:`STATE_VERSION`); a file that
     is not valid JSON, not of the schema or of an unknown version raises :class:`StateError` (one line: file + fix).
   * ``backups/<switch>-<UTC time>.cfg`` (mode 0600) and ``backups/index.json``: every config HARMLESS saved, with its
-    SHA-256. The backup taken at a switch's first migration is its **original**; it stays the *active* original until
+    SHA-256 (and, for an original, where its copies off this server are: :func:`set_copies`, :mod:`harmless.originals`). The backup taken at a switch's first migration is its **original**; it stays the *active* original until
     a ``down`` proves the device equals it (then it is marked ``restored``), and it is never overwritten or deleted.
     The index also keeps the switch's non-secret connection record, so ``down`` can restore the original even when
     ``state.json`` was lost or corrupted.
@@ -396,6 +396,26 @@ def mark_superseded(switch: str, file: str) -> None:
             if e["switch"] == switch and e["file"] == file and e["status"] == "active":
                 e["status"] = "superseded"
         _write_index(entries)
+
+
+def set_copies(switch: str, file: str, copies: list[dict]) -> None:
+    """Record where copies of the original ``file`` of ``switch`` are kept besides this server (issue #23:
+    ``[{"kind": "switch" | "directory", "where": ...}]``, :class:`harmless.originals.Location` dumps) in its index entry,
+    so ``down`` removes them once the device is proven back, also when state.json is lost. Raises StateWriteError."""
+    with _INDEX_LOCK:
+        entries = backup_index()
+        for e in entries:
+            if e["switch"] == switch and e["file"] == file:
+                e["copies"] = copies
+        _write_index(entries)
+
+
+def copies_of(switch: str, file: str) -> list[dict]:
+    """The copies :func:`set_copies` recorded for the backup ``file`` of ``switch`` ([] when none)."""
+    for e in backup_index():
+        if e["switch"] == switch and e["file"] == file:
+            return list(e.get("copies") or [])
+    return []
 
 
 def read_backup(entry: dict) -> str:

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-from harmless import fleet, journal, procs
+from harmless import fleet, journal, originals, procs
 from harmless import state as st
 from harmless.deployment import connect
 from harmless.errors import DeviceError, HarmlessError, InputError
@@ -135,6 +135,82 @@ def original_for(sw: Switch, drv: SwitchDriver, facts: DeviceFacts, record: dict
                          "changes by hand), then harmless up; harmless backups lists what HARMLESS saved")
     progress(f"saving the running config of {sw.name} (the original)")
     return st.save_backup(sw.name, text, role="original", record=record)
+
+
+def keep_copies(j: journal.Journal, sw: Switch, drv: SwitchDriver, entry: dict, settings, progress: Progress) -> None:
+    """``original.store`` → ``original.stored``: keep the new original ``entry`` of ``sw`` where a machine that never
+    saw this deployment can reach it (:mod:`harmless.originals`: the switch's file store, the off-box directory).
+    The places are journaled and recorded in the backup index before anything is written, so ``down`` removes a
+    half-written copy too. Nothing to do (a note) when the inventory gives no place off this server.
+
+    Raises:
+        CopyError / DeviceError: a copy could not be written or did not read back equal (the switch is not changed).
+    """
+    where = originals.places(sw.name, drv, settings)
+    if not where:
+        why = "originals.on_switch is false" if not settings.on_switch else \
+            f"{drv.name} has no file store HARMLESS can use"
+        progress(f"{sw.name}: its original is kept on this server only ({why}); name originals.directory in the "
+                 "inventory so that another machine can give it back")
+        return
+    locs = [p.location().model_dump() for p in where]
+    j.record("original.store", switch=sw.name, sha256=entry["sha256"], to=locs)
+    st.set_copies(sw.name, entry["file"], locs)
+    text = st.read_backup(entry)
+    for p in where:
+        progress(f"{sw.name}: keeping a copy of its original on {p.location()}")
+        originals.store(p, text)
+    j.record("original.stored", switch=sw.name)
+
+
+def update_copies(j: journal.Journal, name: str, drv: SwitchDriver, entry: dict, owned: dict | None,
+                  progress: Progress) -> None:
+    """``original.update``: the record of what HARMLESS changed on ``name`` (``owned``, :mod:`harmless.ownership`)
+    rewritten next to every copy of its original ``entry``, so ``down -i`` on another machine keeps the operator's
+    later changes as ``down`` here does. Never fails the run (it comes after ``state.save``): a copy that cannot be
+    updated is reported, and ``down -i`` would then merge with the record it carries."""
+    where = originals.places_of(name, st.copies_of(name, entry["file"]), drv)
+    if not where:
+        return
+    j.record("original.update", switch=name, copies=[p.location().model_dump() for p in where])
+    for p in where:
+        try:
+            originals.update_owned(p, entry["sha256"], owned)
+        except HarmlessError as e:
+            progress(f"{name}: could not update the record of HARMLESS's change next to {p.location()} ({e})")
+
+
+def copies_recorded(name: str, file: str, recs: list[dict] | None) -> list[dict]:
+    """Where copies of the original ``file`` of ``name`` may be: the backup index's record and the ``original.store``
+    records of an unfinished journal (a run killed before it wrote the index)."""
+    locs = st.copies_of(name, file)
+    for r in recs or []:
+        if r.get("step") == "original.store" and r.get("switch") == name:
+            locs += [x for x in r.get("to", []) if x not in locs]
+    return locs
+
+
+def drop_copies(j: journal.Journal, name: str, drv: SwitchDriver, entry: dict, recs: list[dict] | None,
+                proof: str, progress: Progress) -> list[str]:
+    """``original.remove`` → ``original.removed``: once the device is proven back (``proof`` says how), its original's
+    copies off this server are removed (a stale copy could later be taken for the original). A copy that cannot be
+    removed is reported, never fatal: ``down -i`` on another machine passes over a copy whose switch carries no
+    HARMLESS VLAN.
+
+    Returns:
+        Lines about what was removed or left.
+    """
+    where = originals.places_of(name, copies_recorded(name, entry["file"], recs), drv)
+    if not where:
+        return []
+    j.record("original.remove", switch=name, copies=[p.location().model_dump() for p in where], proof=proof)
+    try:
+        done = originals.remove(where)
+    except HarmlessError as e:
+        progress(f"{name}: could not remove every copy of its original ({e}); remove it by hand")
+        return [f"{name}: a copy was left ({e.problem})"]
+    j.record("original.removed", switch=name)
+    return [f"{name}: copy removed from {loc}" for loc in done]
 
 
 def restore_device(drv: SwitchDriver, target: str) -> bool:

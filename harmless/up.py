@@ -10,7 +10,8 @@
     verify             verified
     confirm            per commit-confirm switch: device.confirm
     mirror_links       (br-of ports of links already down start LINK_DOWN)
-    save_state         state.save; then up.end
+    save_state         state.save
+    update_copies      per switch whose record of what HARMLESS changed is new: original.update; then up.end
     rollback           on any failure, SIGINT/SIGTERM or failed state write: rollback.begin, per touched switch
                        device.restore, device.restored, server.remove, server.removed, state.clear, rollback.end
 
@@ -40,8 +41,9 @@ from harmless.plan import Plan
 from harmless.qos.deploy import overlay as qos_overlay
 from harmless.results import SwitchUp, UpResult
 from harmless.state import DeploymentState
-from harmless.steps import (Progress, SwitchEvent, compute, error_line, mark_restored_quietly, original_for,
-                            port_states, restore_device, restore_merged)
+from harmless.steps import (Progress, SwitchEvent, compute, drop_copies, error_line, keep_copies,
+                            mark_restored_quietly, original_for, port_states, restore_device, restore_merged,
+                            update_copies)
 
 
 class UpRun:
@@ -100,7 +102,7 @@ class UpRun:
             self.check_reverts()
             try:
                 for step in (self.begin, self.commit_switches, self.plan_server, self.build_server, self.verify,
-                             self.confirm, self.mirror_links, self.save_state, self.replicate,
+                             self.confirm, self.mirror_links, self.save_state, self.update_copies, self.replicate,
                              self.prove_failed_back):
                     step()
             except BaseException as err:
@@ -170,6 +172,7 @@ class UpRun:
             with self._lock:
                 self.backups[sw.name] = entry
                 self.ports_before[sw.name] = st.jsonable(port_states(self.res.facts[sw.name]))
+            keep_copies(self.j, sw, drv, entry, self.inv.originals, self.progress)
             return entry, before
         if changing:
             self.progress(f"saving the running config of {sw.name} before this change")
@@ -354,6 +357,15 @@ class UpRun:
             st.set_owned(n, self.state.backups[n].file, o.model_dump(mode="json"))   # also without state.json
         st.save(self.state)
 
+    def update_copies(self) -> None:
+        """``original.update`` per switch whose record of what HARMLESS changed is new or changed in this run: the
+        copies of its original carry it too (:func:`harmless.steps.update_copies`; never fails the run)."""
+        before = self.prev.owned if self.prev else {}
+        for n, o in self.state.owned.items():
+            if n in self.drivers and before.get(n) != o:
+                update_copies(self.j, n, self.drivers[n], self.state.backups[n].model_dump(),
+                              o.model_dump(mode="json"), self.progress)
+
     def replicate(self) -> None:
         """``ha.replicate``: the state (plan, originals, journal position) stored by the standby server, which builds
         its bridges as standby (:func:`harmless.ha.replica.push`); without ``ha`` nothing.
@@ -366,16 +378,34 @@ class UpRun:
             self.standby = replica.after_up(self.inv, self.me, self.state, self.no_standby, self.progress)
 
     def prove_failed_back(self) -> None:
-        """A switch that failed alone on its first migration: prove it is back as before this run."""
+        """A switch that failed alone on its first migration: prove it is back as before this run (then the copies of
+        its original are removed)."""
         kept = {sp.name for sp in self.effective.switches}
         for n in self.failed:
             if n in self.touched and n not in kept and not self._had_backup(n):
                 try:
                     if restore_device(self.drivers[n], st.read_backup(self.touched[n])):
                         mark_restored_quietly(n, self.touched[n]["file"])
+                        drop_copies(self.j, n, self.drivers[n], self.touched[n], None,
+                                    "restored and verified: the running config equals the original", self.progress)
                 except HarmlessError as e:
                     self.progress(f"{n}: could not verify that its original config is back ({e}); "
                                   "harmless down will")
+            elif n in self.new_originals and n not in self.touched and not self._had_backup(n):
+                self._drop_untouched(n, self.new_originals[n])
+
+    def _drop_untouched(self, n: str, entry: dict) -> None:
+        """A switch this run saved a new original of but never committed to: when its running config still equals
+        that original (proven by reading it), the original is no longer active and its copies are removed."""
+        drv = self.drivers.get(n)
+        try:
+            same = drv is not None and st.sha256(drv.running_config()) == entry["sha256"]
+        except HarmlessError:
+            same = False
+        if same:
+            mark_restored_quietly(n, entry["file"])
+            drop_copies(self.j, n, drv, entry, None, "never committed: the running config equals the original",
+                        self.progress)
 
     def result(self) -> UpResult:
         """What this run did, per switch."""
@@ -398,7 +428,9 @@ class UpRun:
         what was rolled back; another HarmlessError with the rollback's outcome added to its problem)."""
         ok = self.rollback(err)
         for n, entry in self.new_originals.items():   # never changed, or proven back: no longer an active original
-            if n not in self.touched or ok:
+            if n not in self.touched:
+                self._drop_untouched(n, entry)
+            elif ok:
                 mark_restored_quietly(n, entry["file"])
         if isinstance(err, journal.Interrupted):
             raise journal.Interrupted(
@@ -446,6 +478,8 @@ class UpRun:
             self.j.record("device.restored", switch=name, ok=same)
             if same and not self._had_backup(name):
                 mark_restored_quietly(name, entry["file"])
+                drop_copies(self.j, name, self.drivers[name], entry, None,
+                            "rolled back and verified: the running config equals the original", self.progress)
         return ok
 
     def _rollback_server(self) -> bool:

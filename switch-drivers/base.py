@@ -366,6 +366,47 @@ class SwitchDriver(abc.ABC):
     def restore(self, saved_config: str) -> str:
         """Replace the running config with ``saved_config`` (a text from ``running_config``); return the diff applied."""
 
+    # ------------------------------------------------------------------ the device's own file store (issue #23)
+    def file_store(self) -> str | None:
+        """Where this device keeps files HARMLESS writes (``flash:``, ``/var/tmp/``), or None when the platform offers
+        no file store HARMLESS can use (docs/high-availability.md says why, per platform). Read-only."""
+        return None
+
+    def write_file(self, name: str, text: str) -> None:
+        """Create or replace the file ``name`` (no directory part) in :meth:`file_store` with ``text``.
+
+        Raises:
+            NotImplementedError: no file store; DeviceError: the device refused or the session failed.
+        """
+        raise NotImplementedError(f"{self.name}: no file store on this platform")
+
+    def write_config_copy(self, name: str, config: str) -> None:
+        """Store ``config`` (the device's running config at this moment) as the file ``name``; default
+        :meth:`write_file`. A driver whose device can copy its own running config to a file (IOS ``copy
+        running-config flash:``) does that instead; the caller reads the file back and verifies it."""
+        self.write_file(name, config)
+
+    def read_file(self, name: str) -> str | None:
+        """The text of the file ``name`` in :meth:`file_store`, None when it does not exist.
+
+        Raises:
+            NotImplementedError: no file store; DeviceError: the device cannot be read.
+        """
+        raise NotImplementedError(f"{self.name}: no file store on this platform")
+
+    def read_config_copy(self, name: str) -> str | None:
+        """A config file written by :meth:`write_config_copy`, as :meth:`running_config` would print that config
+        (IOS strips the headers its ``copy`` adds, as NAPALM's ``get_config`` does); default :meth:`read_file`."""
+        return self.read_file(name)
+
+    def delete_file(self, name: str) -> None:
+        """Delete the file ``name`` from :meth:`file_store` (a missing file is not an error).
+
+        Raises:
+            NotImplementedError: no file store; DeviceError: the device refused or the session failed.
+        """
+        raise NotImplementedError(f"{self.name}: no file store on this platform")
+
     # ------------------------------------------------------------------ shared workflow
     def apply(self, config: str, revert_in: int | None = None, loaded_diff: str | None = None) -> str:
         """Merge ``config``, commit it, and guarantee "applied, or exactly the original config" (every driver).

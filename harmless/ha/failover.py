@@ -36,6 +36,7 @@ from harmless.ownership import record as ownership_record
 from harmless.otc import controllers as controller_side
 from harmless.plan import Plan, SwitchPlan
 from harmless.state import DeploymentState
+from harmless.steps import update_copies
 
 Progress = Callable[[str], None]
 
@@ -255,6 +256,29 @@ def _owned_after(drv, active: SwitchPlan, previous: st.Ownership | None, now: st
         return None
 
 
+def _update_copies(s: DeploymentState, owned: dict[str, st.Ownership], j: journal.Journal,
+                   progress: Progress) -> None:
+    """``original.update`` for each switch a fencing commit moved: the record of what HARMLESS owns there now is
+    rewritten next to the copies of its original (the switch's file store, ``originals.directory``;
+    :func:`harmless.steps.update_copies`), so a ``down -i`` from a fresh machine keeps the operator's changes as a
+    ``down`` here does. Never fails the take-over: a copy that cannot be reached is reported."""
+    for n, o in owned.items():
+        ref = s.backups.get(n)
+        if ref is None or not st.copies_of(n, ref.file):
+            continue
+        try:
+            drv = connect_deployed(s, n) if any(c.get("kind") == "switch" for c in st.copies_of(n, ref.file)) \
+                else None
+        except HarmlessError as e:
+            progress(f"{n}: the copy of its original on the switch keeps the record from before the take-over ({e})")
+            drv = None
+        try:
+            update_copies(j, n, drv, {"file": ref.file, "sha256": ref.sha256}, o.model_dump(mode="json"), progress)
+        finally:
+            if drv is not None:
+                drv.close()
+
+
 def failover(progress: Progress = lambda m: None, only: set[str] | None = None, by: str = "operator",
              reason: str = "harmless failover", detect_ms: float | None = None,
              wait_controller: float = 10.0, on_committed: Callable[[list[str]], None] = lambda names: None,
@@ -297,9 +321,10 @@ def failover(progress: Progress = lambda m: None, only: set[str] | None = None, 
     owned = {n: o.value[2] for n, o in outs.items() if o.ok and o.value[2] is not None}
     new = _apply_roles(s, plan, res.roles, j, progress, lambda: mark.append(time.time()), owned)
     t_active = mark[0] if mark else time.time()
+    t_ctl = _controller_at(state_ovs(s), new, wait_controller, t_active)
+    _update_copies(s, owned, j, progress)          # after traffic resumed: never in the loss window
     j.record("failover.end", switches=res.switches)
     j.close()
-    t_ctl = _controller_at(state_ovs(s), new, wait_controller, t_active)
     ms = (lambda a, b: round((b - a) * 1000, 1) if a is not None and b is not None else None)
     res.record = record.Failover(
         time=record.now_iso(), by=by, switches=[n for n, v in res.switches.items() if v == "moved"],

@@ -57,7 +57,7 @@ def payload(s: DeploymentState) -> dict:
         text = st.read_backup({"file": ref.file, "sha256": ref.sha256})
         originals.append({"switch": name, "sha256": ref.sha256, "text": text,
                           "record": (entry or {}).get("record") or s.switches.get(name, {}),
-                          "time": (entry or {}).get("time")})
+                          "time": (entry or {}).get("time"), "copies": st.copies_of(name, ref.file)})
     recs = journal.unfinished()
     last = sorted((st.state_dir() / "journal").glob("*.jsonl"))[-1:] if (st.state_dir() / "journal").exists() else []
     pos = {"op": recs[0].get("op"), "seq": recs[-1].get("seq")} if recs else {"file": last[0].name if last else None}
@@ -120,7 +120,8 @@ def after_up(inv: Inventory, me: str, s: DeploymentState, skip: bool, progress=l
 
 
 def _store_originals(originals: list[dict]) -> dict[str, dict]:
-    """Each original kept here (one file per distinct config; an identical active original is reused); returns
+    """Each original kept here (one file per distinct config; an identical active original is reused) with where its
+    copies off the servers are (:func:`harmless.state.set_copies`, so a ``down`` here removes them too); returns
     ``{switch: {"file", "sha256"}}``.
 
     Raises:
@@ -134,10 +135,12 @@ def _store_originals(originals: list[dict]) -> dict[str, dict]:
         kept = st.active_original(o["switch"])
         if kept is not None and kept["sha256"] == o["sha256"]:
             refs[o["switch"]] = {"file": kept["file"], "sha256": kept["sha256"]}
-            continue
-        if kept is not None:
-            st.mark_superseded(o["switch"], kept["file"])
-        refs[o["switch"]] = st.save_backup(o["switch"], o["text"], role="original", record=o["record"])
+        else:
+            if kept is not None:
+                st.mark_superseded(o["switch"], kept["file"])
+            refs[o["switch"]] = st.save_backup(o["switch"], o["text"], role="original", record=o["record"])
+        if o.get("copies") is not None:
+            st.set_copies(o["switch"], refs[o["switch"]]["file"], o["copies"])
     return refs
 
 

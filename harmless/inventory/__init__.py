@@ -37,12 +37,14 @@ from harmless.inventory.checks import check_inventory, host_problem, parse_agent
 from harmless.inventory.loader import (MAX_INVENTORY_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, load_inventory,
                                        parse_inventory)
 from harmless.inventory.model import (NAME_RE, OF_VERSIONS, OPENFLOW_PORT, AccessPort, DpdkSettings, HaServer, HaSettings,
-                                      Inventory, OpenFlowSettings, Server, Switch, TlsSettings, Trunk, port_index)
+                                      Inventory, OpenFlowSettings, OriginalsSettings, Server, Switch, TlsSettings, Trunk,
+                                      port_index)
 from harmless.inventory.secrets import resolve_password
 
 __all__ = [
     "MAX_INVENTORY_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "NAME_RE", "OF_VERSIONS", "OPENFLOW_PORT",
-    "AccessPort", "DpdkSettings", "HaServer", "HaSettings", "Inventory", "OpenFlowSettings", "Server", "Switch", "TlsSettings", "Trunk",
+    "AccessPort", "DpdkSettings", "HaServer", "HaSettings", "Inventory", "OpenFlowSettings", "OriginalsSettings", "Server",
+    "Switch", "TlsSettings", "Trunk",
     "check_inventory", "host_problem", "load_inventory", "parse_agent", "parse_controller", "parse_inventory", "port_index",
     "resolve_password",
 ]

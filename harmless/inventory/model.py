@@ -347,13 +347,37 @@ class HaSettings(_Model):
         return resolve_password(self.secret_env, self.secret_file, where)
 
 
+class OriginalsSettings(_Model):
+    """Where each switch's original config is kept besides the server's state directory, so that a machine that
+    never saw the deployment can give it back (``harmless down -i``; docs/high-availability.md).
+
+    Attributes:
+        on_switch: also keep it on the switch's own file system where the platform has one (IOS/EOS ``flash:``,
+            Junos ``/var/tmp``); ProCurve has none HARMLESS can use.
+        directory: an off-box directory (a mounted share, a git work tree) that gets ``<switch>/harmless-original.cfg``
+            and its ``.sha256``; an absolute path, checked to be a writable directory before ``up`` changes anything.
+    """
+
+    on_switch: bool = True
+    directory: str | None = Field(None, min_length=1)
+
+    @field_validator("directory")
+    @classmethod
+    def _absolute(cls, v):
+        if v is not None and not (v.startswith("/") or v.startswith("~")):
+            raise ValueError(f"{v!r} is not an absolute path (the directory must not depend on where harmless runs)")
+        return v
+
+
 class Inventory(_Model):
     """The whole inventory file. ``netbox`` (optional) adds switches read from NetBox (:mod:`harmless.netbox`);
     they follow the file's own ``switches`` (so ``switches[i]`` in errors counts the file's switches first).
-    ``ha`` (optional) makes two servers an active/standby pair (:class:`HaSettings`)."""
+    ``originals`` (optional) says where the switches' originals are kept besides the server; ``ha`` (optional)
+    makes two servers an active/standby pair (:class:`HaSettings`)."""
 
     server: Server = Server()
     netbox: dict | None = None
+    originals: OriginalsSettings = OriginalsSettings()
     ha: HaSettings | None = None
     switches: list[Switch] = Field(min_length=1)
 

@@ -21,9 +21,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from harmless.errors import CommitError
+from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
 from harmless.switch_drivers.ciscomodel import l2pt_of_lines
+from harmless.switch_drivers.ios import files
 from harmless.switch_drivers.ios.hazards import replace_bridge
 from harmless.switch_drivers.ios.model import parse_model
 from harmless.switch_drivers.ios.platforms import TUNNEL_MAC, l2pt_support
@@ -418,6 +419,41 @@ class IosDriver(NapalmDriver):
         diff = super().restore(saved_config)
         self._drop_database_vlans(saved_config)
         return diff
+
+    # ------------------------------------------------------------------ flash: (issue #23, :mod:`.files`)
+    def file_store(self) -> str:
+        """The file system NAPALM transfers to (``dest_file_system``, e.g. ``flash:``; discovered at open)."""
+        return getattr(self._dev(), "dest_file_system", None) or "flash:"
+
+    def _files(self, what: str, fn, *args):
+        """Run one :mod:`.files` operation on the netmiko session; its failures as DeviceError (redacted)."""
+        try:
+            return fn(self._dev().device, self.file_store(), *args, self.timeout)
+        except (OSError, ValueError) as exc:
+            raise DeviceError(self.where, f"{what} failed ({self._redact(str(exc))})",
+                              "check the file system's free space and that the file name is allowed") from None
+
+    def write_file(self, name: str, text: str) -> None:
+        """``tclsh`` ``puts`` (:func:`.files.put_text`): HARMLESS's own small text files."""
+        self._call(f"write {name}", self._files, f"write {name}", files.put_text, name, text)
+
+    def write_config_copy(self, name: str, config: str) -> None:
+        """``copy running-config flash:NAME``: the device writes its own running config (which is ``config`` now)."""
+        self._call(f"copy running-config to {name}", self._files, f"copy running-config to {name}",
+                   files.copy_running, name)
+
+    def read_file(self, name: str) -> str | None:
+        """``more flash:NAME`` (None: no such file)."""
+        return self._call(f"read {name}", self._files, f"read {name}", files.more, name)
+
+    def read_config_copy(self, name: str) -> str | None:
+        """``more`` of a copied running config, with the header lines NAPALM's ``get_config`` filters removed."""
+        raw = self.read_file(name)
+        return None if raw is None else files.config_text(raw)
+
+    def delete_file(self, name: str) -> None:
+        """``delete /force flash:NAME`` (a missing file is fine)."""
+        self._call(f"delete {name}", self._files, f"delete {name}", files.delete, name)
 
     def _drop_database_vlans(self, saved_config: str) -> None:
         """After a replace: delete HARMLESS VLANs (name ``harmless-*``) that only the VLAN database holds.

@@ -17,7 +17,9 @@ compares the configuration itself.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import tempfile
 
 from harmless.errors import DeviceError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
@@ -159,6 +161,53 @@ class JunosDriver(NapalmDriver):
         model = self.model_of(self._facts_config) if self._facts_config else None
         tunnelled = {p.interface for p in model.ports if p.l2pt} if model is not None else set()
         return render_config(access, trunks, syntax=self.vlan_syntax, vlan_side=side, tunnelled=tunnelled)
+
+    # ------------------------------------------------------------------ /var/tmp (issue #23)
+    #: the directory HARMLESS's files live in (Junos CLI User Guide, "file" commands; /var/tmp survives a reboot,
+    #: ``request system storage cleanup`` deletes it: docs/high-availability.md)
+    STORE = "/var/tmp/"
+
+    def file_store(self) -> str:
+        """``/var/tmp/``."""
+        return self.STORE
+
+    def _scp_put(self, local: str, remote: str) -> None:
+        """Copy the local file to ``remote`` on the device with PyEZ's SCP utility (``jnpr.junos.utils.scp.SCP``, the
+        documented PyEZ way to put a file on a Junos device; it opens an SSH channel of the NETCONF session's
+        credentials). Tests substitute this method."""
+        from jnpr.junos.utils.scp import SCP
+
+        with SCP(self._dev().device) as scp:
+            scp.put(local, remote_path=remote)
+
+    def write_file(self, name: str, text: str) -> None:
+        """Put ``text`` as ``/var/tmp/NAME`` (SCP of a private temporary file, removed afterwards)."""
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+            raise ValueError(f"not a plain file name: {name!r}")
+        fd, local = tempfile.mkstemp(prefix="harmless-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            self._call(f"write {self.STORE}{name}", self._scp_put, local, self.STORE + name)
+        finally:
+            os.unlink(local)
+
+    def _file_cli(self, command: str) -> str:
+        return str(self._call(command, self._dev().cli, [command])[command])
+
+    def read_file(self, name: str) -> str | None:
+        """``file show /var/tmp/NAME`` (None when Junos answers that it cannot resolve the file)."""
+        out = self._file_cli(f"file show {self.STORE}{name}")
+        if re.search(r"could not resolve file|No such file", out):
+            return None
+        return out
+
+    def delete_file(self, name: str) -> None:
+        """``file delete /var/tmp/NAME`` (a missing file is fine)."""
+        out = self._file_cli(f"file delete {self.STORE}{name}")
+        if out.strip() and not re.search(r"could not resolve file|No such file", out):
+            raise DeviceError(self.where, f"file delete {self.STORE}{name}: {out.strip().splitlines()[0]}",
+                              "check the file's permissions on the switch")
 
     def commit(self, revert_in: int | None = None) -> None:
         """Commit; with ``revert_in`` as ``commit confirmed`` in whole minutes (rounded up, at least 1)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -82,6 +83,29 @@ class FaultLab:
         finally:
             d.close()
 
+    def switch_copies(self) -> list[str]:
+        """The copy files of the original HARMLESS keeps on the switch's flash (issue #23) that exist now."""
+        from harmless import deployment, originals
+        from harmless.inventory import load_inventory
+        d = deployment.connect(load_inventory(self.inventory).switches[0], "test")
+        try:
+            return [n for n in (originals.ORIGINAL, originals.MANIFEST) if d.read_file(n) is not None]
+        finally:
+            d.close()
+
+    def server_dies(self) -> None:
+        """The server is gone: its private OVS daemons killed, every file of its state directory deleted (the
+        directory itself, a tmpfs mount point, stays as the fresh machine's empty state directory)."""
+        for pidf in (self.state / "ovs").rglob("*.pid"):
+            try:
+                os.kill(int(pidf.read_text().strip()), signal.SIGKILL)
+            except (ValueError, OSError):
+                pass
+        for child in self.state.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        for tap in self.server_bridges():          # the killed userspace datapath's tap devices: the dead box's
+            subprocess.run(["ip", "-n", self.info["server_netns"], "link", "del", tap], capture_output=True)
+
     def set_faults(self, **faults) -> None:
         """Runtime faults of the emulated switch (``reject``/``drop``/``slow``; none = clear)."""
         p = Path(self.info["fault_file"])
@@ -154,6 +178,8 @@ def _fault_lab(tmp_path_factory, vendor: str, extra: str, must_have: str):
         inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in (7, 8, 10)]
         # a lost SSH session is noticed only when a command's wait runs out: 20 s (> the 12 s "slow switch" case)
         inv["switches"][0]["command_timeout_s"] = 20
+        if vendor == "ios":       # EXTRA_IOS makes the HARMLESS trunk a trunk already ("uplink to the HARMLESS server",
+            inv["switches"][0]["trunks"][0]["shared"] = True   # VLANs 1,100,101): shared with the server on purpose
         p = base / "inventory.yaml"
         p.write_text(yaml.safe_dump(inv, sort_keys=False))
         fl = FaultLab(info, p, state)

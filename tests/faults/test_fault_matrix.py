@@ -20,12 +20,12 @@ from tests.conftest import wait_for
 
 pytestmark = pytest.mark.lab
 
-UP_STEPS = ["up.begin", "backup.saved", "device.commit", "device.committed", "server.build", "server.built",
-            "verified", "device.confirm", "state.save", "up.end"]
-DOWN_STEPS = ["down.begin", "device.restore", "device.restored", "server.remove", "server.removed", "state.clear",
-              "down.end"]
+UP_STEPS = ["up.begin", "backup.saved", "original.store", "original.stored", "device.commit", "device.committed",
+            "server.build", "server.built", "verified", "device.confirm", "state.save", "original.update", "up.end"]
+DOWN_STEPS = ["down.begin", "device.restore", "device.restored", "original.remove", "original.removed",
+              "server.remove", "server.removed", "state.clear", "down.end"]
 #: steps after the last side effect of `up`: a SIGINT/SIGTERM there lets the run finish (nothing left to undo)
-UP_COMPLETES_AFTER = {"state.save", "up.end"}
+UP_COMPLETES_AFTER = {"state.save", "original.update", "up.end"}
 RESULTS: list[tuple[str, str, str]] = []
 
 
@@ -40,6 +40,7 @@ def assert_clean(fl, case: str) -> None:
     assert not fl.private_ovs_alive(), f"{case}: private OVS daemons left: {fl.private_ovs_alive()}"
     assert not (fl.state / "state.json").exists(), f"{case}: state.json left"
     assert not (fl.state / "journal.jsonl").exists(), f"{case}: unfinished journal left: {fl.journal()[-2:]}"
+    assert not fl.switch_copies(), f"{case}: a copy of the original is left on the switch: {fl.switch_copies()}"
     idx = fl.state / "backups" / "index.json"
     if idx.exists():
         active = [e for e in json.loads(idx.read_text())["backups"] if e["role"] == "original"
@@ -71,7 +72,8 @@ def record(case: str, fault: str, outcome: str) -> None:
 #: (tests/unit/test_journal_state.py): SIGINT is sampled at each step after which the rollback differs (nothing done;
 #: commit in flight; device committed; server being built; server verified; after the last change), SIGTERM at two of
 #: them, to keep the suite's time down (docs/faults.md)
-INT_UP_STEPS = ["up.begin", "device.commit", "device.committed", "server.build", "verified", "state.save"]
+INT_UP_STEPS = ["up.begin", "original.store", "device.commit", "device.committed", "server.build", "verified",
+                "state.save"]
 TERM_UP_STEPS = ["device.committed", "server.build"]
 UP_CASES = [(s, "KILL") for s in UP_STEPS] + [(s, "INT") for s in INT_UP_STEPS] + [(s, "TERM") for s in TERM_UP_STEPS]
 DOWN_CASES = ([(s, "KILL") for s in DOWN_STEPS] + [(s, "INT") for s in ("device.restore", "server.remove")]
@@ -97,7 +99,7 @@ def up_killed_case(fl, step: str, sig: str, label: str = "") -> None:
         assert r.returncode == 130, (r.returncode, r.stderr[-800:])
         last = r.stderr.strip().splitlines()[-1]
         assert last.startswith("error: ") and "interrupted" in last, last
-        if step not in ("up.begin", "backup.saved", "device.commit"):
+        if step not in ("up.begin", "backup.saved", "original.store", "original.stored", "device.commit"):
             assert "back in the config it had before (verified)" in last, r.stderr[-3000:]
         assert_clean(fl, case + " (before any down)")
         outcome = "exit 130, rolled back by itself"
@@ -128,6 +130,27 @@ def test_down_killed_at_every_step(flab, step, sig):
         outcome = f"down exit {r.returncode}" + ("" if r.returncode == 0 else "; " + finish(fl, case))
     assert_clean(fl, case)
     record(case, f"SIG{sig} right after the '{step}' record", outcome)
+
+
+# ----------------------------------------------------------------------------- a fresh machine's down -i killed
+def test_fresh_machine_down_killed_while_adopting_the_switch_copy(flab):
+    """The server dies after up; on a fresh state directory ``down -i`` is killed right after it journaled taking the
+    switch's copy as the original (before it saved it): running ``down -i`` again finishes from the same copy."""
+    fl = flab
+    case = "fresh down -i KILL at original.adopt"
+    r = fl.cli(*up_args(fl))
+    assert r.returncode == 0, r.stderr[-800:]
+    assert fl.switch_copies() == ["harmless-original.cfg", "harmless-original.sha256"]
+    fl.server_dies()
+    r = fl.cli("down", "-i", str(fl.inventory), at="original.adopt", signal="KILL")
+    assert r.returncode == -9, (r.returncode, r.stderr[-500:])
+    assert fl.running_config() != fl.original and fl.switch_copies()      # killed before any change
+    again = fl.cli("down", "-i", str(fl.inventory))
+    assert again.returncode == 0, again.stderr[-800:]
+    assert "original from the switch: sw1 flash:harmless-original.cfg" in again.stdout, again.stdout
+    assert_clean(fl, case)
+    record(case, "server gone (OVS killed, state wiped); SIGKILL right after the 'original.adopt' record",
+           "down -i again: original from the switch's copy, copy removed")
 
 
 # ----------------------------------------------------------------------------- kill during a rollback
@@ -276,15 +299,21 @@ def test_damaged_state_after_up(flab, damage):
 def test_concurrent_up_is_refused(flab):
     fl = flab
     holder: dict = {}
+    release = fl.state.parent / "release-the-first-up"
+    release.unlink(missing_ok=True)
 
-    def first():
-        holder["r"] = fl.cli(*up_args(fl), at="device.commit", exec="sleep 6")   # the slow up under test
+    def first():       # the up under test holds the lock at device.commit until both others were refused
+        holder["r"] = fl.cli(*up_args(fl), at="device.commit",
+                             exec=f"for i in $(seq 1200); do [ -e {release} ] && break; sleep 0.1; done")
 
     t = threading.Thread(target=first)
     t.start()
     wait_for(lambda: (fl.state / "journal.jsonl").exists(), 60, "the first up's journal (it holds the lock)")
-    second = fl.cli(*up_args(fl))
-    w = fl.cli("down")
+    try:
+        second = fl.cli(*up_args(fl))
+        w = fl.cli("down")
+    finally:
+        release.touch()
     t.join()
     assert second.returncode == 1 and "holds the lock" in second.stderr and "pid" in second.stderr, second.stderr
     assert w.returncode == 1 and "holds the lock" in w.stderr, w.stderr

@@ -430,3 +430,19 @@ def test_plan_of_a_pair_offline_puts_the_vlans_on_this_server_s_trunk(tmp_path, 
     assert text.index(f"interface {other}") < text.index(f"interface {own}")       # the idle trunk first
     assert f"interface {own}\n switchport mode trunk\n switchport trunk allowed vlan 107,108,199" in text
     assert f"interface {other}\n switchport mode trunk\n switchport trunk allowed vlan 199" in text
+
+
+def test_the_standby_keeps_where_the_copies_of_each_original_are(state_dir):
+    """The copies' record travels with a replicated original (so a down on the standby removes them too); a config
+    that does not match its SHA-256 is refused and nothing of it is kept."""
+    from harmless import state as st
+    from harmless.ha.replica import _store_originals
+    text = "hostname sw1\nend\n"
+    copies = [{"kind": "switch", "where": "sw1 flash:harmless-original.cfg"}]
+    refs = _store_originals([{"switch": "sw1", "sha256": st.sha256(text), "text": text, "record": {}, "copies": copies}])
+    assert st.copies_of("sw1", refs["sw1"]["file"]) == copies
+    again = _store_originals([{"switch": "sw1", "sha256": st.sha256(text), "text": text, "record": {}, "copies": []}])
+    assert again["sw1"]["file"] == refs["sw1"]["file"] and st.copies_of("sw1", refs["sw1"]["file"]) == []
+    with pytest.raises(st.StateError):
+        _store_originals([{"switch": "sw2", "sha256": st.sha256("x"), "text": "y", "record": {}}])
+    assert st.active_original("sw2") is None

@@ -99,7 +99,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("inventory parts", ("harmless.switch_drivers", "harmless.switch_drivers.*", "harmless.qos.model",
                          "harmless.netbox")),
     ("inventory", ("harmless.inventory", "harmless.inventory.*")),
-    ("deployment access", ("harmless.deployment", "harmless.fleet")),
+    ("deployment access", ("harmless.deployment", "harmless.fleet", "harmless.originals")),
     ("plan/preflight", ("harmless.plan", "harmless.preflight", "harmless.ownership")),
     ("translator and plan-level checks", ("harmless.otc", "harmless.otc.*", "harmless.health", "harmless.results",
                                           "harmless.qos.deploy")),
