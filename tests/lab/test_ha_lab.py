@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from harmless import originals
 from harmless import state as st
+from harmless.deployment import connect
 from harmless.deployment import state_ovs
+from harmless.inventory import load_inventory
 from harmless.ha import demo, lab, record
 from harmless.lab.topology import lab_ovs
 from harmless.plan import Plan
@@ -75,6 +78,16 @@ def server_state(info, s):
         return st.load()
 
 
+def flash_manifest(info):
+    """The manifest of the original's copy on the switch's flash (harmless.originals), None when there is none."""
+    drv = connect(load_inventory(info["inventory"]).switches[0], "test")
+    try:
+        text = drv.read_file(originals.MANIFEST)
+    finally:
+        drv.close()
+    return originals.Manifest.parse(text, "flash") if text else None
+
+
 def controllers_of(info, s) -> list[str]:
     ovs = state_ovs(server_state(info, s))
     return ovs.vsctl("get-controller", "br-of-sw1").split()
@@ -95,18 +108,24 @@ def test_up_builds_the_standby_as_standby_with_the_same_datapath(pair):
     assert demo.forwarding_trunks(pair) == [pa.trunks[0].switch_port]
     with demo._as(pair, standby):
         assert record.load().replicated_from == active
+        copies = st.copies_of("sw1", b.backups["sw1"].file)      # a down here removes the copies too
+    assert [c["kind"] for c in copies] == ["switch"] and flash_manifest(pair).sha256 == b.backups["sw1"].sha256
 
 
 def test_the_active_s_ovs_killed_the_standby_takes_over_with_one_trunk_at_every_sample(pair, tmp_path):
     active = settled(pair)
     standby = next(s for s in lab.SERVERS if s != active)
+    before = server_state(pair, active).owned["sw1"]
     res = demo.observe(pair, "kill-ovs", active, DETECT_MS, tmp_path, lambda m: None)
     assert res.failover and res.to_server == standby, res
     assert res.traffic_resumed and res.one_trunk_at_every_sample, res
     assert settled(pair) == standby                      # the old active's agent rebuilt it, as standby
     assert controllers_of(pair, active) == [] and controllers_of(pair, standby)
-    trunk = Plan.from_dict(server_state(pair, standby).plan).switches[0].trunks[0].switch_port
+    now = server_state(pair, standby)
+    trunk = Plan.from_dict(now.plan).switches[0].trunks[0].switch_port
     assert demo.forwarding_trunks(pair) == [trunk]
+    # the record of what HARMLESS owns after the fencing commit is next to the copy on the flash (down -i uses it)
+    assert now.owned["sw1"] != before and flash_manifest(pair).owned == now.owned["sw1"].model_dump(mode="json")
 
 
 def test_a_management_cut_alone_is_no_failure_of_the_active(pair, tmp_path):
@@ -195,3 +214,4 @@ def test_down_on_the_standby_gives_back_the_original_and_removes_both_servers_br
                              capture_output=True, text=True).stdout
         assert "br-of-sw1" not in out and "br-otc" not in out, (s, out)
     assert json.loads(Path(pair["dir"], "halab.json").read_text())["name"] == pair["name"]
+    assert flash_manifest(pair) is None                          # the copy on the switch is gone too
