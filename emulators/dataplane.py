@@ -101,9 +101,16 @@ def vlan_limit(ports: dict[str, dict]) -> int:
     return 2 if any(st.get("vlan_mode") == "dot1q-tunnel" for st in ports.values()) else 1
 
 
-def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl", limit: int | None = None) -> list[str]:
+def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl", limit: int | None = None,
+               stamp: int | None = None) -> list[str]:
     """One ``ovs-vsctl`` transaction setting ``changes`` (``{ovs port: state}``) and, when ``limit`` is given,
     ``Open_vSwitch other_config:vlan-limit`` (see :func:`vlan_limit`); pure.
+
+    ``stamp`` also writes ``Open_vSwitch other_config:harmless-sync=<stamp>``: Open vSwitch 3.1's ovs-vswitchd did
+    not apply a ``--no-wait`` transaction that changed only ``Port:trunks`` (a trunk losing or gaining VLANs, as in
+    an active/standby take-over) until a column it reads in the ``Open_vSwitch`` row changed too (seen in the
+    two-trunk lab: the data plane kept flooding to the old trunk for minutes); a changing stamp there makes it
+    reconfigure at once.
 
     Returns:
         e.g. ``["ovs-vsctl", "--db=unix:/x.sock", "--no-wait", "--timeout=5",
@@ -118,6 +125,8 @@ def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl", limi
             cmds[-1].append(f"other_config:qinq-ethtype={st['qinq_ethtype']}")
     if limit is not None:
         cmds.append(["set", "Open_vSwitch", ".", f"other_config:vlan-limit={limit}"])
+    if stamp is not None:
+        cmds.append(["set", "Open_vSwitch", ".", f"other_config:harmless-sync={stamp}"])
     return [vsctl, f"--db={db}", "--no-wait", "--timeout=5", *(["--"] if cmds else []), *transaction_args(cmds)]
 
 
@@ -245,7 +254,8 @@ class OvsSync:
         """Write ``changes`` in one transaction (blocking), with the vlan-limit the ports then need when it
         changes (:func:`vlan_limit`: 2 only while a dot1q-tunnel port exists). Returns True on success."""
         limit = vlan_limit({**self.applied, **changes})
-        rc, err = self.run(vsctl_argv(self.db, changes, limit=None if limit == self.vlan_limit else limit))
+        rc, err = self.run(vsctl_argv(self.db, changes, limit=None if limit == self.vlan_limit else limit,
+                                      stamp=self.applies + 1))
         if rc == 0:
             self.vlan_limit = limit
             self.applied.update(changes)

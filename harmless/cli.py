@@ -137,6 +137,10 @@ def _print_plan(res) -> None:
                       + (" (shared: its other VLANs stay)" if tr.shared else "")
                       + (" (shut down now: the plan brings it up)" if tr.bring_up else ""), highlight=False,
                       markup=False)
+        for tr in sp.peer_trunks:        # an active/standby pair (docs/high-availability.md)
+            out.print(f"standby {sp.peer}: trunk {tr.switch_port} -> {tr.server_interface}: heartbeat VLAN "
+                      f"{sp.heartbeat_vid} only (BFD every {sp.heartbeat_ms} ms x {sp.heartbeat_mult}); this server "
+                      f"({sp.server}) is the active one", highlight=False, markup=False)
         out.print(_controller_line(sp, res.controllers), highlight=False, markup=False)
         print_findings([f for f in res.findings if f.switch == sp.name], out)
         if getattr(res, "reverts", {}).get(sp.name):
@@ -250,11 +254,17 @@ def plan(inventory, switch, configs, quiet, as_json):
 @click.option("--no-wait", is_flag=True, help="do not wait for a controller (same as --wait-controller 0)")
 @click.option("--keep-on-no-controller", is_flag=True,
               help="when no controller connects in time, keep the deployment (exit 4) instead of rolling back")
+@click.option("--server", default=None, metavar="NAME", envvar="HARMLESS_HA_SERVER",
+              help="with an ha: pair, this server's name (default: $HARMLESS_HA_SERVER); it becomes the active one")
+@click.option("--no-standby", is_flag=True,
+              help="with an ha: pair, deploy although the standby does not take the replicated state (else: roll "
+                   "back); harmless ha sync sends it later")
 @quiet_option()
 @json_option()
 @handle_errors
 @_holds_signals
-def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_no_controller, quiet, as_json):
+def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_no_controller, server, no_standby,
+       quiet, as_json):
     """Configure the switch(es), build the translator and the OpenFlow bridge(s), connect the controller(s).
 
     Saves each switch's running config first; on any failure restores it and removes what was built.
@@ -274,6 +284,9 @@ def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_
 
     With --switch NAME only that switch is read, changed and reported; the other switches of the deployment keep
     their deployed plan (br-of, translator flows) and their devices are not contacted.
+
+    With an ha: pair (docs/high-availability.md) run it on the server that is to be active: the switch carries the
+    VLANs on its trunk, and before up reports success the standby has stored the state and built its bridges.
     """
     from harmless import orchestrator
     inv, only = _inventory_switches(inventory, switch)   # bad input is refused (exit 2) before anything else
@@ -288,7 +301,9 @@ def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_
         with _fleet_bar(n, quiet or as_json, "harmless up") as on_switch:
             r = orchestrator.up(inventory, _progress(quiet or as_json), revert_in=revert_in, on_switch=on_switch,
                                 wait_controller=0 if no_wait else wait_controller,
-                                keep_on_no_controller=keep_on_no_controller, **_only(only))
+                                keep_on_no_controller=keep_on_no_controller, **_only(only),
+                                **({"server": server} if server else {}),
+                                **({"no_standby": True} if no_standby else {}))
     except DriftConflict as e:
         _print_conflicts(e, as_json)
         raise
@@ -315,6 +330,11 @@ def _print_up(r, n: int) -> None:
             out.print(f"[green]up[/green]: {name} " + ("configured" if changed else "unchanged (already configured)"))
     for br, targets in r.controllers_connected.items():
         out.print(f"controller connected to {br}: {', '.join(targets)}")
+    if r.standby is not None:
+        sb = r.standby
+        out.print(f"standby {sb.get('server', '')}: " + ("state replicated, bridges built as standby" if sb.get("built")
+                  else "state replicated, bridges NOT built: " + "; ".join(sb.get("problems", []))
+                  if sb.get("replicated") else f"state not replicated ({sb.get('reason', '')})"), highlight=False)
     out.print("see `harmless status` for ports, counters and controller connections")
 
 
@@ -338,6 +358,11 @@ def _print_down(r) -> None:
     for line in [*(r.copies or []), *(r.notes or [])]:
         out.print(escape(line), highlight=False, soft_wrap=True)
     out.print("; ".join(dict.fromkeys(r.server or ["no bridges were left"])))
+    if r.standby is not None:
+        sb = r.standby
+        out.print(f"other server {sb['server']}: " + (("; ".join(sb.get("removed") or ["nothing was left"]))
+                  if sb.get("reached") and not sb.get("error") else f"[red]not done[/red] ({escape(sb.get('error', ''))}"
+                  "; run harmless down there)"), highlight=False)
 
 
 def _print_revert(rv) -> None:
@@ -607,6 +632,9 @@ def _print_status(s: dict) -> None:
         return
     for sw in s["switches"]:
         _print_status_switch(sw)
+    if s.get("ha"):                              # an active/standby pair: roles, the peer, the last failover
+        from harmless.ha.cli import print_pair
+        print_pair(s["ha"])
 
 
 @main.command()
@@ -869,6 +897,9 @@ def _register_components():
     main.add_command(overlay)
     from harmless.qos.cli import qos
     main.add_command(qos)
+    from harmless.ha.cli import failover, ha   # active/standby servers (docs/high-availability.md)
+    main.add_command(ha)
+    main.add_command(failover)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from harmless import fleet, journal, originals
 from harmless import state as st
 from harmless.deployment import connect, ovs_from_ref, ovs_ref, ref_record, state_ovs
 from harmless.errors import EXIT_UNFINISHED, CommitError, HarmlessError, NothingToDo, OvsError
+from harmless.ha import replica
 from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.ovs import Ovs
@@ -265,10 +266,20 @@ class DownRun:
             finally:
                 self.close_sessions()
             self.remove_server(result)
+            self.teardown_peer(result)
             self.clear_state()
         except (HarmlessError, OSError) as e:
             raise self._unfinished(e, restored) from None
         return result
+
+    def teardown_peer(self, result: DownResult) -> None:
+        """``ha.teardown``: the other server of an active/standby pair removes its bridges and forgets the state
+        (:func:`harmless.ha.replica.teardown_peer`); what it could not reach is said, never raised."""
+        if self.state is None or not self.state.plan:
+            return
+        self.j.record("ha.teardown")
+        result.standby = replica.teardown_peer(self.state, {n: e["sha256"] for n, (_sw, e) in self.targets.items()},
+                                               self.progress)
 
     def _unfinished(self, e: HarmlessError | OSError, restored: bool) -> HarmlessError:
         """The error of a ``down`` that stopped after ``down.begin``: its exit code says the journal is unfinished

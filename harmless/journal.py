@@ -55,6 +55,10 @@ from harmless.errors import HarmlessError
 UNDO_STEPS = {"rollback.begin", "device.restore", "device.restored", "server.remove", "server.removed",
               "state.clear", "rollback.end", "down.begin", "down.target", "down.end", "recover.begin", "recover.end",
               "up.end", "backup.restored", "original.adopt", "original.remove", "original.removed", "original.update"}
+#: steps of an active/standby take-over, a role change and down's request to the other server: once begun they run
+#: to their end (a signal is noted, never raised between them: stopping half-way would leave no server forwarding)
+UNDO_STEPS |= {"failover.begin", "fence.commit", "fence.committed", "roles.apply", "roles.applied", "roles.save",
+               "failover.end", "converge.begin", "converge.end", "ha.teardown"}
 
 
 class Interrupted(HarmlessError):

@@ -24,11 +24,14 @@ model (``cisco_ios``, ``hp_procurve``).
 """
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 from harmless import state as st
 from harmless.errors import DeviceError, InputError
 from harmless.inventory import Inventory, Switch
+from harmless.ha.plan import SERVER_ENV, local_inventory, pair_plan, this_server
 from harmless.plan import Plan, device_change, plan_with_findings
 from harmless.results import PlanResult
 from harmless.steps import read_as_found
@@ -162,7 +165,11 @@ def plan_offline(inv: Inventory, src: str, configs: dict[str, Path]):
         texts[name], facts[name] = _read(drivers[name], sw, f"{src}: switches[{i}]", path)
         facts[name] = read_as_found(sw, drivers[name], facts[name], s, previous, lambda t=texts[name]: t)
     caps: dict[str, Capabilities] = {n: drivers[n].saved_capabilities() for n in facts}
+    me = this_server(inv, src) if inv.ha and os.environ.get(SERVER_ENV) else (inv.ha.servers[0].name if inv.ha
+                                                                                else None)
+    inv = local_inventory(inv, me)                  # ha: as that server (its own trunk first), the active one
     plan, findings = plan_with_findings(inv, facts, previous, src, caps)
+    plan = pair_plan(plan, inv, me, facts, previous, src)
     rendered = {}
     for sp in plan.switches:
         try:

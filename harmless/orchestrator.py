@@ -27,11 +27,15 @@ This module is the one entry point the CLI, the labs and the tests call; the ste
 """
 from __future__ import annotations
 
+import os
+
 from harmless import journal, originals
 from harmless import state as st
 from harmless.down import DownRun, recover_previous
 from harmless.errors import Refused, raise_refusals
-from harmless.inventory import load_inventory
+from harmless.ha.failover import converge as ha_converge
+from harmless.ha.plan import SERVER_ENV, local_inventory, this_server
+from harmless.inventory import Inventory, load_inventory
 from harmless.otc import controllers as controller_side
 from harmless.otc import reach
 from harmless.qos.deploy import check_kernel as qos_check_kernel
@@ -53,15 +57,20 @@ def plan(inventory_path: str, progress: Progress = quiet, only: set[str] | None 
     The controllers are checked too (:func:`harmless.otc.reach.check_controllers`); an unreachable one is a
     warning here (``up`` refuses it unless ``--no-wait``).
 
-    ``only`` (``--switch``): plan just these switches of the inventory; the others are not contacted.
+    ``only`` (``--switch``): plan just these switches of the inventory; the others are not contacted. With an ``ha``
+    pair the plan is this server's (``$HARMLESS_HA_SERVER``; on another machine the first of ``ha.servers``) as the
+    active one.
 
     Raises:
         Refused: every refusal of every switch (an InputError), with the warnings and notes.
         InputError: bad inventory, secret or plan; DeviceError: a switch cannot be read.
     """
     inv = load_inventory(inventory_path)
+    me = this_server(inv, inventory_path) if inv.ha and os.environ.get(SERVER_ENV) else (
+        inv.ha.servers[0].name if inv.ha else None)
+    inv = local_inventory(inv, me)
     try:
-        res, _ = compute(inv, inventory_path, progress, only=only)
+        res, _ = compute(inv, inventory_path, progress, only=only, me=me)
     except Refused as e:
         raise Refused([*e.findings, *_plan_controllers(inv, inventory_path, progress, only)[1]]) from None
     res.controllers, found = _plan_controllers(inv, inventory_path, progress, only)
@@ -100,9 +109,21 @@ def check_controllers_before_up(inv, src: str, progress: Progress, wait_controll
         raise_refusals(found)
 
 
+def _checks_before_contact(inv: Inventory, src: str, progress: Progress, wait_controller: float,
+                           keep_on_no_controller: bool, only: set[str] | None) -> None:
+    """What ``up`` checks on this server before any device is contacted (each raises InputError/Refused): the
+    off-box copies' directory (issue #23), the kernel's HFSC for linux-hfsc QoS (#15), TLS of ssl: targets (#13),
+    a reachable controller per br-of (#25)."""
+    originals.check_directory(inv.originals, f"{src}: originals")
+    qos_check_kernel(inv, src)
+    controller_side.check_tls(inv, src)
+    check_controllers_before_up(inv, src, progress, wait_controller, keep_on_no_controller, only)
+
+
 def up(inventory_path: str, progress: Progress = quiet, revert_in: int | None = None,
        on_switch: SwitchEvent = no_event, wait_controller: float = 10.0,
-       keep_on_no_controller: bool = False, only: set[str] | None = None) -> UpResult:
+       keep_on_no_controller: bool = False, only: set[str] | None = None, server: str | None = None,
+       no_standby: bool = False) -> UpResult:
     """``harmless up``: configure the switch(es) in parallel, build the translator and br-of(s), verify, record state.
 
     Every step is journaled before it happens (:mod:`harmless.journal`); the state directory is locked for the run.
@@ -130,6 +151,9 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int | None = 
             instead of rolling back.
         only: ``--switch``: read, change and report just these switches of the inventory; every other switch of
             the deployment keeps its deployed plan (its device is not contacted), one not deployed stays so.
+        server: with an ``ha`` pair, this server's name (default ``$HARMLESS_HA_SERVER``); it becomes the active
+            one (docs/high-availability.md). Its state is replicated to the standby before ``up`` returns: a standby
+            that does not store it fails the run (rolled back) unless ``no_standby``.
 
     Returns:
         :class:`harmless.results.UpResult` (``--json``: ``{"plan", "diffs", "changed", "ovs", "results": {switch:
@@ -150,16 +174,20 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int | None = 
         journal is left for ``harmless down``).
     """
     src = inventory_path
-    inv = load_inventory(inventory_path)
-    check_trunk_interfaces(inv, src)
-    originals.check_directory(inv.originals, f"{src}: originals")   # issue #23: the off-box copies' directory
-    qos_check_kernel(inv, src)               # issue #15: linux-hfsc needs sch_hfsc in this kernel
-    controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
-    check_controllers_before_up(inv, src, progress, wait_controller, keep_on_no_controller, only)   # issue #25
+    me, inv = _this_server(load_inventory(inventory_path), src, server)
+    _checks_before_contact(inv, src, progress, wait_controller, keep_on_no_controller, only)
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         refuse_unfinished(src)
         return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller,
-                     only).run()
+                     only, me=me, no_standby=no_standby).run()
+
+
+def _this_server(inv, src: str, server: str | None):
+    """``(this server's name or None, the inventory as it plans and builds it)``: with ``ha`` its own netns and trunk
+    first (:func:`harmless.ha.plan.local_inventory`); its own trunk interfaces must exist. Raises InputError."""
+    me = this_server(inv, src, server)
+    check_trunk_interfaces(local_inventory(inv, me, own_trunks_only=True), src)
+    return me, local_inventory(inv, me)
 
 
 def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event, discard_changes: bool = False,
@@ -248,6 +276,8 @@ def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> Re
             return RecoverResult(recovered="restore", details=restore_locked(progress).model_dump(mode="json"))
         if kind == "previous deployment":
             return recover_previous(recs, s, progress)
+        if kind == "roles":                   # an interrupted take-over: take the roles the devices say
+            return RecoverResult(recovered="roles", details={"roles": ha_converge(progress)})
         return RecoverResult(recovered="down", down=DownRun(progress, on_switch).run())
 
 
@@ -261,12 +291,15 @@ def _state_or_none():
 def _recover_kind(recs: list[dict] | None, s) -> str:
     """What :func:`recover` does for the journal records ``recs`` and the state ``s`` (a ``RecoverResult.recovered``
     value): ``nothing`` (no unfinished run), ``qos``, ``restore``, ``previous deployment`` (an interrupted ``up`` on
-    top of a deployment) or ``down``."""
+    top of a deployment), ``roles`` (an interrupted take-over or role change of an active/standby pair) or
+    ``down``."""
     if journal.is_finished(recs):
         return "nothing"
     first = recs[0]
     if first.get("op") in ("qos", "restore"):
         return first["op"]
+    if first.get("op") in ("failover", "converge") and s and s.plan:
+        return "roles"
     if first.get("op") == "up" and first.get("prior_deployed") and s and s.plan:
         return "previous deployment"
     return "down"

@@ -101,17 +101,48 @@ class SwitchPlan:
     #: the destination MAC the legacy switch gives tunnelled link-local PDUs on the trunk (Cisco/Junos
     #: 01:00:0c:cd:cd:d0, which br-otc rewrites back and forth), None where they keep their own (Arista)
     l2pt_mac: str | None = None
+    #: active/standby servers (docs/high-availability.md), all unset without ``ha``: the heartbeat VLAN both servers'
+    #: trunks carry, the BFD interval (ms) and detect multiplier on it, the server this plan is built on and the other
+    #: one, the other server's trunk(s) (``trunks`` are this server's own), and whether this server is the switch's
+    #: standby (its br-of has no controller; the device carries the VLANs on ``peer_trunks``)
+    heartbeat_vid: int | None = None
+    heartbeat_ms: int = 100
+    heartbeat_mult: int = 3
+    server: str | None = None
+    peer: str | None = None
+    peer_trunks: tuple[TrunkPlan, ...] = ()
+    standby: bool = False
 
     @property
     def has_qinq(self) -> bool:
         return any(p.qinq for p in self.ports)
 
+    @property
+    def live_controllers(self) -> tuple[str, ...]:
+        """The controller targets br-of connects to now: none on a standby server (docs/high-availability.md)."""
+        return () if self.standby else self.controllers
+
     def access_changes(self) -> list[AccessPortChange]:
         return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq, p.l2pt) for p in self.ports]
 
     def trunk_changes(self) -> list[TrunkChange]:
-        return [TrunkChange(t.switch_port, t.vids, self.stag_tpid, shared=t.shared, bring_up=t.bring_up)
-                for t in self.trunks]
+        """The trunks' config on the device for this plan.
+
+        Without ``ha`` each trunk carries its ``vids``. With ``ha`` the forwarding server's trunk (this server's, or
+        the peer's when ``standby``) carries every port VID and the heartbeat VID (named
+        :func:`heartbeat_vlan_name`, so it is HARMLESS's on the device), the other one only the heartbeat VID, and the
+        trunk that carries no port VID comes first: a device that applies a candidate line by line
+        (IOS) takes the VLANs off one trunk before it puts them on the other, so two trunks never carry them at once.
+        """
+        if self.heartbeat_vid is None:
+            return [TrunkChange(t.switch_port, t.vids, self.stag_tpid, shared=t.shared, bring_up=t.bring_up)
+                    for t in self.trunks]
+        hb, names = self.heartbeat_vid, ((self.heartbeat_vid, heartbeat_vlan_name(self.name)),)
+        idle, carrying = (self.trunks, self.peer_trunks) if self.standby else (self.peer_trunks, self.trunks)
+        return [*[TrunkChange(t.switch_port, (hb,), self.stag_tpid, shared=t.shared, bring_up=t.bring_up,
+                              names=names) for t in idle],
+                *[TrunkChange(t.switch_port, tuple(sorted({*t.vids, hb})), self.stag_tpid, shared=t.shared,
+                              bring_up=t.bring_up, names=names) for t in carrying]]
 
 
 @dataclass(frozen=True)
@@ -128,6 +159,11 @@ class Plan:
 
     @staticmethod
     def from_dict(d: dict) -> "Plan":
+        def trunks(rows: list[dict]) -> tuple[TrunkPlan, ...]:
+            return tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
+                                   tuple(tuple(o) for o in t["options"]), tuple(t["vids"]),
+                                   t.get("shared", False), t.get("bring_up", False)) for t in rows)
+
         sws = []
         for s in d["switches"]:
             sws.append(SwitchPlan(
@@ -135,12 +171,13 @@ class Plan:
                 controllers=tuple(s["controllers"]),
                 ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ())), "l2pt": tuple(p.get("l2pt", ())),
                                         "qos": PortQos.from_dict(p.get("qos"))}) for p in s["ports"]),
-                trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
-                                       tuple(tuple(o) for o in t["options"]), tuple(t["vids"]),
-                                       t.get("shared", False), t.get("bring_up", False)) for t in s["trunks"]),
+                trunks=trunks(s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0),
                 max_backoff_ms=s.get("max_backoff_ms", 1000), inactivity_probe_ms=s.get("inactivity_probe_ms", 5000),
-                tls=tuple(s["tls"]) if s.get("tls") else None, l2pt_mac=s.get("l2pt_mac")))
+                tls=tuple(s["tls"]) if s.get("tls") else None, l2pt_mac=s.get("l2pt_mac"),
+                heartbeat_vid=s.get("heartbeat_vid"), heartbeat_ms=s.get("heartbeat_ms", 100),
+                heartbeat_mult=s.get("heartbeat_mult", 3), server=s.get("server"), peer=s.get("peer"),
+                peer_trunks=trunks(s.get("peer_trunks", [])), standby=s.get("standby", False)))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
@@ -153,6 +190,11 @@ class Plan:
     def only(self, names: set[str] | list[str]) -> "Plan":
         """The plan restricted to the named switches (order and br-otc numbering kept)."""
         return Plan(tuple(sp for sp in self.switches if sp.name in names))
+
+
+def heartbeat_vlan_name(switch: str) -> str:
+    """The name of the heartbeat VLAN of an active/standby pair on the device (HARMLESS's own, like the ports')."""
+    return f"harmless-{switch}-hb"
 
 
 def vlan_name(switch: str, ofport: int) -> str:
@@ -606,12 +648,13 @@ def plan_with_findings(inv: Inventory, facts: dict[str, DeviceFacts], previous: 
     findings: list[Finding] = []
     for i, sw in enumerate(inv.switches):
         for j, t in enumerate(sw.trunks):
-            if t.server_interface in servers:
+            key = f"{t.server}/{t.server_interface}" if t.server else t.server_interface    # ha: per server
+            if key in servers:
                 findings.append(_refusal("server-interface-reused",
                                          f"{src}: switches[{i}].trunks[{j}].server_interface", sw, t.switch_port,
-                                         f"{t.server_interface} is already the trunk of {servers[t.server_interface]}",
+                                         f"{t.server_interface} is already the trunk of {servers[key]}",
                                          "give each trunk its own server interface"))
-            servers[t.server_interface] = f"{sw.name} {t.switch_port}"
+            servers[key] = f"{sw.name} {t.switch_port}"
     caps = caps or {}
     plans = []
     for i, sw in enumerate(inv.switches):

@@ -89,7 +89,7 @@ class SwitchUp(_Result):
     error: str | None = None
 
 
-class UpResult(_Result):
+class UpResult(OmitWhenNone, _Result):
     """What ``harmless up`` did (``--json`` prints :meth:`model_dump` with ``mode="json"``).
 
     Attributes:
@@ -103,7 +103,11 @@ class UpResult(_Result):
         controllers_missing: why no controller connected (``--keep-on-no-controller``), else None.
         commit_confirm: per switch this run committed to, True when the commit was commit-confirm (the switch
             would have reverted by itself), False when it was a plain commit (the switch cannot commit-confirm).
+        standby: with an ``ha`` pair, what the standby server answered to the replication (``{"server",
+            "replicated", "built", "problems", "roles"}``; left out of the dump without ``ha``).
     """
+
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("standby",)
 
     plan: dict
     diffs: dict[str, str]
@@ -114,6 +118,7 @@ class UpResult(_Result):
     controllers_connected: dict[str, list[str]]
     controllers_missing: str | None = None
     commit_confirm: dict[str, bool] = Field(default_factory=dict)
+    standby: dict | None = None
 
 
 class DownResult(OmitWhenNone, _Result):
@@ -135,7 +140,11 @@ class DownResult(OmitWhenNone, _Result):
         discarded: per switch the operator's changes ``--discard-changes`` dropped (absent: none).
         proven_against: per switch the backup file the device was proven equal to (the original, or the original
             with the kept changes).
+        standby: with an ``ha`` pair, what the other server did (``{"server", "reached", "removed", "error"}``;
+            left out of the dump without ``ha``).
     """
+
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("standby",)
 
     restored: dict[str, bool]
     config_restored: bool
@@ -147,7 +156,8 @@ class DownResult(OmitWhenNone, _Result):
     kept: dict[str, list[str]] = Field(default_factory=dict)
     discarded: dict[str, list[str]] = Field(default_factory=dict)
     proven_against: dict[str, str] = Field(default_factory=dict)
-    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("origins", "copies", "notes")
+    standby: dict | None = None
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("origins", "copies", "notes", "standby")
 
 
 class DownPreview(_Result):
@@ -175,14 +185,15 @@ class RecoverResult(_Result):
 
     Attributes:
         recovered: ``nothing``, ``qos`` (an interrupted ``qos set`` finished), ``restore`` (an interrupted
-            ``harmless restore`` run again), ``previous deployment`` (an interrupted incremental ``up`` undone) or
-            ``down`` (as ``harmless down``).
+            ``harmless restore`` run again), ``previous deployment`` (an interrupted incremental ``up`` undone),
+            ``roles`` (an interrupted take-over of an active/standby pair finished: the roles the devices say taken,
+            ``details`` has them) or ``down`` (as ``harmless down``).
         switches: the switches put back (``previous deployment``).
         down: :func:`down`'s result (``down``).
         details: the result of the finishing command (``qos``: ``applied``; ``restore``: restore's keys).
     """
 
-    recovered: Literal["nothing", "qos", "restore", "previous deployment", "down"]
+    recovered: Literal["nothing", "qos", "restore", "previous deployment", "roles", "down"]
     switches: list[str] | None = None
     down: DownResult | None = None
     details: dict[str, Any] = Field(default_factory=dict)
@@ -236,18 +247,23 @@ class SwitchStatus(OmitWhenNone, _Result):
 
 
 class StatusReport(_Result):
-    """``harmless status``: ``deployed`` False carries only ``switches`` (empty) and ``unfinished_journal``."""
+    """``harmless status``: ``deployed`` False carries only ``switches`` (empty) and ``unfinished_journal``.
+
+    ``ha``: with an active/standby pair, this server's view of it (:func:`harmless.ha.view.pair_view`: roles, the
+    peer's health, BFD, the last failover); left out of the dump without a pair."""
 
     deployed: bool
     switches: list[SwitchStatus] = Field(default_factory=list)
     unfinished_journal: str | None = None
     inventory: str | None = None
     ovs_running: bool | None = None
+    ha: dict | None = None
 
     @model_serializer(mode="wrap")
     def _as_before(self, handler) -> dict:
         d = handler(self)
         if not d["deployed"]:
             return {"deployed": False, "switches": [], "unfinished_journal": d["unfinished_journal"]}
-        return {"deployed": True, "unfinished_journal": d["unfinished_journal"], "inventory": d["inventory"],
-                "ovs_running": d["ovs_running"], "switches": d["switches"]}
+        out = {"deployed": True, "unfinished_journal": d["unfinished_journal"], "inventory": d["inventory"],
+               "ovs_running": d["ovs_running"], "switches": d["switches"]}
+        return {**out, "ha": d["ha"]} if d["ha"] is not None else out

@@ -9,6 +9,7 @@ from harmless import state as st
 from harmless.conformance import check
 from harmless.deployment import connect_deployed, state_ovs
 from harmless.errors import HarmlessError, InputError, OvsError, did_you_mean
+from harmless.ha.view import pair_view
 from harmless.otc import bridges
 from harmless.ovs import Ovs
 from harmless.plan import Plan, SwitchPlan
@@ -108,6 +109,6 @@ def status(with_device: bool = True, only: str | None = None) -> StatusReport:
             continue
         dev = read_device(s, sp.name) if with_device and sp.name in s.switches else None
         switches.append(switch_status(ovs, sp, dev, s.inventory))
-    return StatusReport(deployed=True, unfinished_journal=pending, inventory=s.inventory,
+    return StatusReport(deployed=True, unfinished_journal=pending, inventory=s.inventory, ha=pair_view(),
                         ovs_running=ovs.vswitchd_running() if ovs.private else ovs.ovsdb_running(),
                         switches=switches)

@@ -13,6 +13,7 @@ from harmless import fleet, journal, originals, procs
 from harmless import state as st
 from harmless.deployment import connect
 from harmless.errors import DeviceError, Finding, HarmlessError, InputError
+from harmless.ha.plan import pair_plan
 from harmless.inventory import Inventory, Switch
 from harmless.ownership import dropped, entangled, found_config, found_model, labels, owned_ports, unproven
 from harmless.plan import Plan, device_change, plan_with_findings
@@ -390,7 +391,7 @@ def _result(inv: Inventory, src: str, plan: Plan, findings: list, facts: dict, d
 
 def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: bool = False,
             tolerate: bool = False, on_switch: SwitchEvent = no_event, keep_candidate: bool = False,
-            only: set[str] | None = None) -> tuple[PlanResult, dict[str, SwitchDriver]]:
+            only: set[str] | None = None, me: str | None = None) -> tuple[PlanResult, dict[str, SwitchDriver]]:
     """Read every device, plan, render and diff (load + compare + discard), all switches in parallel. Changes nothing.
 
     Every refusal of every switch is collected before anything is raised (:class:`~harmless.errors.Refused`); the
@@ -405,6 +406,9 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
         on_switch: ``(switch, event)`` callback as each switch is read.
         only: read and plan only these switches (``--switch``); the others are not contacted and are left out of
             the plan, which keeps every switch's br-otc number (its position in the inventory).
+        me: this server's name in the inventory's ``ha`` pair (``inv`` is then its
+            :func:`harmless.ha.plan.local_inventory`): the plan is split for the pair, this server active
+            (:func:`harmless.ha.plan.pair_plan`), before the devices diff it.
 
     Raises:
         Refused: every refusal of every switch (an InputError; always, nothing changed).
@@ -422,6 +426,7 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
         facts = {n: o.value[0] for n, o in read_out.items() if o.ok}
         caps = {n: o.value[1] for n, o in read_out.items() if o.ok}
         plan, findings = plan_with_findings(inv, facts, previous, src, caps)
+        plan = pair_plan(plan, inv, me, facts, previous, src)
         diff_out = _diff_devices([sw for sw in inv.switches if sw.name in facts], plan, drivers, progress,
                                  keep_candidate)
         for n, o in diff_out.items():

@@ -34,6 +34,8 @@ from harmless import fleet, journal, linkwatch
 from harmless import state as st
 from harmless.deployment import connect, ovs_ref, ref_record, server_ovs
 from harmless.errors import EXIT_UNFINISHED, CommitError, DeviceError, HarmlessError, InputError, OvsError, report_lines
+from harmless.ha import replica
+from harmless.ha.plan import refuse_on_standby
 from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
@@ -63,8 +65,10 @@ class UpRun:
     """
 
     def __init__(self, inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent, revert_in: int | None,
-                 wait_controller: float, keep_on_no_controller: bool, only: set[str] | None = None):
+                 wait_controller: float, keep_on_no_controller: bool, only: set[str] | None = None,
+                 me: str | None = None, no_standby: bool = False):
         self.inv, self.src, self.progress, self.on_switch = inv, src, progress, on_switch
+        self.me, self.no_standby = me, no_standby      # ha: this server (it becomes the active one)
         self.only = only            # --switch: the switches this run reads and changes (None: every switch)
         self.chosen = [sw for sw in inv.switches if only is None or sw.name in only]
         self.revert_asked = revert_in is not None       # an explicit --revert-in requires commit-confirm
@@ -74,8 +78,9 @@ class UpRun:
         if self.prev and Path(self.prev.inventory).resolve() != Path(src).resolve():
             raise InputError(src, f"another deployment is up (from {self.prev.inventory})", "run harmless down first")
         self.prev_plan = Plan.from_dict(self.prev.plan) if self.prev and self.prev.plan else None
+        refuse_on_standby(self.prev_plan, src)
         self.res, self.drivers = compute(inv, src, progress, keep_open=True, tolerate=True, on_switch=on_switch,
-                                         keep_candidate=True, only=only)
+                                         keep_candidate=True, only=only, me=me)
         for label, line in report_lines([f for f in self.res.findings if f.severity == "warning"]):
             progress(f"{label}: {line}")            # what plan warned about (a trunk brought up, its load, ...)
         self.removed = self._removed_switches()     # deployed switches the inventory no longer has
@@ -101,6 +106,7 @@ class UpRun:
         self.connected: dict[str, list[str]] = {}
         self.missing: str | None = None
         self.state: DeploymentState | None = None
+        self.standby: dict | None = None            # ha: what the standby answered
 
     # ------------------------------------------------------------------ the run
     def run(self) -> UpResult:
@@ -111,7 +117,7 @@ class UpRun:
             try:
                 for step in (self.check_commit_confirm, self.begin, self.give_back_removed, self.commit_switches,
                              self.plan_server, self.build_server, self.verify, self.confirm, self.mirror_links,
-                             self.save_state, self.update_copies,
+                             self.save_state, self.update_copies, self.replicate,
                              self.prove_failed_back):
                     step()
             except BaseException as err:
@@ -453,6 +459,17 @@ class UpRun:
                 update_copies(self.j, n, self.drivers[n], self.state.backups[n].model_dump(),
                               o.model_dump(mode="json"), self.progress)
 
+    def replicate(self) -> None:
+        """``ha.replicate``: the state (plan, originals, journal position) stored by the standby server, which builds
+        its bridges as standby (:func:`harmless.ha.replica.push`); without ``ha`` nothing.
+
+        Raises:
+            WireError / HarmlessError: the standby did not store it (``up`` rolls back unless ``--no-standby``).
+        """
+        if self.me is not None:
+            self.j.record("ha.replicate", to=self.inv.ha.peer(self.me).name, skip=self.no_standby)
+            self.standby = replica.after_up(self.inv, self.me, self.state, self.no_standby, self.progress)
+
     def prove_failed_back(self) -> None:
         """A switch that failed alone on its first migration: prove it is back as before this run (then the copies of
         its original are removed)."""
@@ -494,7 +511,7 @@ class UpRun:
                 SwitchUp(status="given back")
         confirmed = {n: self.drivers[n].capabilities.commit_confirm for n, did in self.committed.items() if did}
         return UpResult(plan=self.effective.to_dict(), diffs=self.res.diffs, changed=self.committed,
-                        commit_confirm=confirmed,
+                        commit_confirm=confirmed, standby=self.standby,
                         ovs=ref_record(self.state.ovs), results=results, failed=sorted(self.failed),
                         controllers_connected=self.connected, controllers_missing=self.missing)
 

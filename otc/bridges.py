@@ -18,6 +18,7 @@ Side effects only at this edge; what to build comes from the pure plan (:mod:`ha
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -27,8 +28,8 @@ from harmless.errors import OvsError
 from harmless.otc import controllers as controller_side
 from harmless.otc import qos as qos_side
 from harmless.otc import trunks as trunk_types
-from harmless.otc.flows import (OTC_BRIDGE, OTC_COOKIE, patch_names, patch_ofport, translator_flows,
-                                trunk_ofport)
+from harmless.otc.flows import (HB_BRIDGE, OTC_BRIDGE, OTC_COOKIE, heartbeat_names, heartbeat_ofport, patch_names,
+                                patch_ofport, translator_flows, trunk_ofport)
 from harmless.ovs import Ovs
 from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
 
@@ -69,10 +70,11 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
         resolved: ``{interface: "system"}``: ``type: auto`` trunks that must be AF_PACKET
             (:func:`harmless.otc.trunks.preselect`); other ``auto`` trunks try AF_XDP.
     """
-    want_bridges = {OTC_BRIDGE} | {sp.bridge for sp in plan.switches}
+    beat = any(sp.heartbeat_vid is not None for sp in plan.switches)
+    want_bridges = {OTC_BRIDGE} | {sp.bridge for sp in plan.switches} | ({HB_BRIDGE} if beat else set())
     # stale first: bridges HARMLESS made that the plan no longer has
     cmds = [["--if-exists", "del-br", name] for name, row in bridges.items()
-            if row["external_ids"].get("harmless") == "of" and name not in want_bridges]
+            if row["external_ids"].get("harmless") in ("of", "hb") and name not in want_bridges]
     cmds += _otc_bridge_commands(plan)
     for i, sp in plan.numbered():
         cmds += _of_bridge_commands(sp)
@@ -80,6 +82,7 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
             cmds += _trunk_commands(sp, t, trunk_ofport(i, k), resolved or {})
         for p in sp.ports:
             cmds += _patch_pair_commands(i, sp, p, held_down)
+        cmds += _heartbeat_commands(i, sp)
         cmds += _controller_commands(sp, controllers.get(sp.bridge, []))
     want_ports = _wanted_ports(plan)
     for name, row in owned_ports.items():
@@ -95,7 +98,39 @@ def _wanted_ports(plan: Plan) -> set[str]:
     for sp in plan.switches:
         for p in sp.ports:
             want |= set(patch_names(sp.name, p.ofport))
+        if sp.heartbeat_vid is not None:
+            want |= set(heartbeat_names(sp.name))
     return want
+
+
+def heartbeat_mac(server: str | None, switch: str) -> str:
+    """The source MAC of one server's BFD packets for one switch: locally administered (02:...), stable, different
+    per server and switch (so the legacy switch learns each server's heartbeat on its own trunk). Pure."""
+    h = hashlib.sha1(f"harmless-hb:{server}:{switch}".encode()).hexdigest()
+    return "02:" + ":".join(h[k:k + 2] for k in range(0, 10, 2))
+
+
+def _heartbeat_commands(i: int, sp: SwitchPlan) -> list[list[str]]:
+    """``br-hb`` and the heartbeat patch pair of ``sp`` (switch number ``i``) with BFD on its br-hb side (OVS
+    ``Interface:bfd``, ovs-vswitchd.conf.db(5) "BFD Configuration"; RFC 5880): ``min_tx``/``min_rx`` the heartbeat
+    interval, ``mult`` the detect multiplier, no decay (an idle heartbeat VLAN must keep its interval). [] without a
+    heartbeat VLAN. Pure."""
+    if sp.heartbeat_vid is None:
+        return []
+    otc_side, hb_side = heartbeat_names(sp.name)
+    ms = sp.heartbeat_ms
+    return [["--may-exist", "add-br", HB_BRIDGE],
+            ["set", "Bridge", HB_BRIDGE, "datapath_type=netdev", "fail_mode=secure",
+             "other_config:disable-in-band=true", "external_ids:harmless=hb"],
+            ["--may-exist", "add-port", OTC_BRIDGE, otc_side],
+            ["set", "Interface", otc_side, "type=patch", f"options:peer={hb_side}",
+             f"ofport_request={heartbeat_ofport(i)}"],
+            ["set", "Port", otc_side, f"external_ids:harmless={sp.name}", "external_ids:harmless-port=heartbeat"],
+            ["--may-exist", "add-port", HB_BRIDGE, hb_side],
+            ["set", "Interface", hb_side, "type=patch", f"options:peer={otc_side}", "bfd:enable=true",
+             f"bfd:min_tx={ms}", f"bfd:min_rx={ms}", f"bfd:mult={sp.heartbeat_mult}", "bfd:decay_min_rx=0",
+             f"bfd:bfd_local_src_mac={heartbeat_mac(sp.server, sp.name)}"],
+            ["set", "Port", hb_side, f"external_ids:harmless={sp.name}", "external_ids:harmless-port=heartbeat"]]
 
 
 def _otc_bridge_commands(plan: Plan) -> list[list[str]]:
@@ -155,10 +190,11 @@ def _patch_pair_commands(i: int, sp: SwitchPlan, p: PortPlan, held_down: frozens
 
 def _controller_commands(sp: SwitchPlan, current: list[str]) -> list[list[str]]:
     """``set-controller``/``del-controller`` for ``sp``'s br-of when its targets differ from ``current``. Pure."""
-    if sorted(sp.controllers) == sorted(current):
+    want = sp.live_controllers               # a standby server's br-of connects to nobody
+    if sorted(want) == sorted(current):
         return []
-    if sp.controllers:
-        return [["set-controller", sp.bridge, *sp.controllers]]
+    if want:
+        return [["set-controller", sp.bridge, *want]]
     return [["del-controller", sp.bridge]]
 
 
@@ -192,6 +228,33 @@ def apply(ovs: Ovs, plan: Plan) -> list[trunk_types.TrunkChoice]:
     install_flows(ovs, plan)
     qos_side.prune_meters(ovs, stale_meters)
     return choices
+
+
+def activation_commands(sp: SwitchPlan, current: list[str]) -> list[list[str]]:
+    """ovs-vsctl commands giving ``sp``'s br-of its live controllers (none on a standby) WITH their settings
+    (out-of-band, ``max_backoff``, ``inactivity_probe``) in the rows' creation, so that ovs-vswitchd connects once,
+    instead of connecting and then reconnecting when the settings are written afterwards. Pure."""
+    want = sp.live_controllers
+    if sorted(want) == sorted(current):
+        return []
+    if not want:
+        return [["del-controller", sp.bridge]]
+    cmds = [[f"--id=@c{k}", "create", "Controller", f'target="{t}"', "connection_mode=out-of-band",
+             f"max_backoff={sp.max_backoff_ms}", f"inactivity_probe={sp.inactivity_probe_ms}"]
+            for k, t in enumerate(want)]
+    return cmds + [["set", "Bridge", sp.bridge, "controller=[" + ",".join(f"@c{k}" for k in range(len(want))) + "]"]]
+
+
+def set_controllers(ovs: Ovs, plan: Plan) -> None:
+    """Only each br-of's controller targets (:attr:`harmless.plan.SwitchPlan.live_controllers`: none on a standby),
+    created with their settings in one transaction (:func:`activation_commands`): the quick step of a standby
+    server becoming active (docs/high-availability.md), before :func:`apply` converges the rest.
+
+    Raises:
+        OvsError: the transaction failed.
+    """
+    current = {sp.bridge: _controllers(ovs, sp.bridge) for sp in plan.switches}
+    ovs.transact([c for sp in plan.switches for c in activation_commands(sp, current[sp.bridge])])
 
 
 def install_flows(ovs: Ovs, plan: Plan) -> None:
@@ -253,7 +316,8 @@ def remove(ovs: Ovs, bridges: list[str]) -> None:
     # drops the `clear Port qos` of a port that a del-br in the same transaction deletes)
     qos_cmds = qos_side.remove_commands(ovs)
     ovs.transact(qos_cmds)
-    ovs.transact([*[["--if-exists", "del-br", br] for br in [*bridges, OTC_BRIDGE]],
+    hb = [HB_BRIDGE] if _bridge_rows(ovs).get(HB_BRIDGE, {}).get("external_ids", {}).get("harmless") == "hb" else []
+    ovs.transact([*[["--if-exists", "del-br", br] for br in [*bridges, OTC_BRIDGE, *hb]],
                   *controller_side.tls_commands(None, controller_side.current_ssl(ovs))], timeout=60)
     for name in sorted(held):
         _delete_tap(ovs, name)

@@ -24,6 +24,7 @@ the first connection OVS retries after 1, 2, 4, 8, 8, ... s whatever ``max_backo
 """
 from __future__ import annotations
 
+import calendar
 import os
 import re
 import stat
@@ -189,7 +190,7 @@ def settings_commands(rows: list[dict], max_backoff_ms: int, inactivity_probe_ms
 
 def apply_settings(ovs: Ovs, plan) -> None:
     """Write each br-of's ``max_backoff``/``inactivity_probe``/out-of-band onto its Controller rows (one txn)."""
-    ovs.transact([c for sp in plan.switches if sp.controllers
+    ovs.transact([c for sp in plan.switches if sp.live_controllers
                   for c in settings_commands(controller_rows(ovs, sp.bridge), sp.max_backoff_ms,
                                              sp.inactivity_probe_ms)])
 
@@ -229,6 +230,22 @@ def _vswitchd_log(ovs: Ovs) -> list[str]:
     except OSError:
         return []
     return (text[text.rfind("opened log file"):] if "opened log file" in text else text).splitlines()
+
+
+def connected_since(ovs: Ovs, bridge: str, since: float) -> float | None:
+    """When (epoch s) ``ovs-vswitchd`` logged ``bridge``'s first controller connection at or after ``since`` (its
+    ``rconn|INFO|<bridge><->TARGET: connected`` line; the log's UTC ms timestamps), None when not (yet). The log is
+    the moment the TCP/TLS connection came up, without the Controller table's status-refresh lag."""
+    for line in _vswitchd_log(ovs):
+        if "|rconn|" not in line or f"|{bridge}<->" not in line or not line.rstrip().endswith(": connected"):
+            continue
+        try:
+            t = calendar.timegm(time.strptime(line[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + line[19:23])
+        except ValueError:
+            continue
+        if t >= since:
+            return t
+    return None
 
 
 def rconn_error(ovs: Ovs, bridge: str, target: str) -> str | None:
@@ -297,7 +314,7 @@ def wait_controllers(ovs: Ovs, plan, timeout: float, poll: float = 0.2,
     """
     start_wall = time.time()
     end = time.monotonic() + timeout
-    todo = [sp for sp in plan.switches if sp.controllers]
+    todo = [sp for sp in plan.switches if sp.live_controllers]
     if todo:
         progress(f"waiting up to {timeout:g} s for a controller on " + ", ".join(sp.bridge for sp in todo))
     while True:

@@ -21,6 +21,11 @@ so HARMLESS's flows are recognisable in any dump.
 Port numbering on br-otc (stable, from the plan): the patch towards br-of port N of the i-th switch of the inventory
 (1-based, ``SwitchPlan.index``)
 is ``i*1000 + N``; the i-th switch's t-th trunk (0-based) is ``i*1000 + 900 + t``. Hence ``ofport`` <= 899.
+
+Active/standby servers (docs/high-availability.md): a switch with a heartbeat VLAN also gets the patch
+``otc-<switch>-hb`` (br-otc port ``i*1000 + 950``) towards ``hb-<switch>`` on ``br-hb``, where OVS runs BFD (RFC 5880)
+with the other server; its control packets cross br-otc like a migrated port's frames, tagged with the heartbeat VID
+on the trunk.
 """
 from __future__ import annotations
 
@@ -44,6 +49,32 @@ def patch_ofport(switch_index: int, ofport: int) -> int:
 def trunk_ofport(switch_index: int, trunk_index: int) -> int:
     """br-otc port number of trunk ``trunk_index`` (0-based) of switch ``switch_index`` (1-based)."""
     return switch_index * 1000 + 900 + trunk_index
+
+
+#: the bridge holding each switch's BFD heartbeat port (active/standby servers)
+HB_BRIDGE = "br-hb"
+
+
+def heartbeat_ofport(switch_index: int) -> int:
+    """br-otc port number of the heartbeat patch of switch ``switch_index`` (1-based)."""
+    return switch_index * 1000 + 950
+
+
+def heartbeat_names(switch: str) -> tuple[str, str]:
+    """(br-otc side, br-hb side) names of the heartbeat patch pair of one switch; BFD runs on the br-hb side."""
+    return f"otc-{switch}-hb", f"hb-{switch}"
+
+
+def heartbeat_flows(sp: SwitchPlan, index: int) -> list[Flow]:
+    """The two flows that carry the BFD heartbeat of ``sp`` (``index`` 1-based) between its (first) trunk, tagged
+    with ``heartbeat_vid``, and the heartbeat patch; [] without a heartbeat VLAN."""
+    if sp.heartbeat_vid is None or not sp.trunks:
+        return []
+    hb, trunk = heartbeat_ofport(index), trunk_ofport(index, 0)
+    return [Flow(100, match(in_port=trunk, vlan_vid=vid_present(sp.heartbeat_vid)), (pop_vlan(), output_port(hb)),
+                 OTC_COOKIE),
+            Flow(100, match(in_port=hb), (*push_vlan_act(sp.heartbeat_vid, TPID_8021Q), output_port(trunk)),
+                 OTC_COOKIE)]
 
 
 def patch_names(switch: str, ofport: int) -> tuple[str, str]:
@@ -111,6 +142,6 @@ def translator_flows(plan: Plan) -> list[Flow]:
     """All br-otc flows for a plan, plus a priority-0 drop (counts what nobody claims)."""
     flows = []
     for i, sp in plan.numbered():
-        flows += switch_flows(sp, i)
+        flows += switch_flows(sp, i) + heartbeat_flows(sp, i)
     flows.append(Flow(0, cookie=OTC_COOKIE))
     return flows

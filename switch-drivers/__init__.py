@@ -14,6 +14,12 @@ DRIVERS: dict[str, str] = {
     "netmiko_cli": "harmless.switch_drivers.netmiko_cli.driver:NetmikoCliDriver",
 }
 
+#: drivers whose render sets a trunk's allowed VLANs exactly (IOS/EOS ``switchport trunk allowed vlan``, Junos
+#: ``delete`` then ``set ... vlan members``), so that ONE commit can take HARMLESS's VLANs off one trunk and put them on
+#: another: what an active/standby pair needs (docs/high-availability.md). ProCurve's VLAN-centric render only adds
+#: ``tagged`` ports, so it could not take them off the old trunk.
+EXACT_TRUNK_VLANS = frozenset({"ios", "eos", "junos"})
+
 
 def get_driver(name: str):
     """Return the driver class for inventory driver ``name``. Raises KeyError for unknown names."""

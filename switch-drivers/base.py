@@ -136,6 +136,9 @@ class TrunkChange:
     ``switchport trunk allowed vlan add``, Junos ``vlan members`` without deleting the old ones; ProCurve is
     additive anyway). ``bring_up``: the port is administratively down and is brought up (IOS/EOS ``no shutdown``,
     Junos ``delete interfaces X disable``, ProCurve ``interface X enable``).
+
+    ``names``: ``((vid, name), ...)`` for VIDs only trunks carry (no access port names them), e.g. the heartbeat
+    VLAN of an active/standby pair (``harmless-<switch>-hb``): so the device names it as HARMLESS's.
     """
 
     interface: str
@@ -143,6 +146,7 @@ class TrunkChange:
     stag_tpid: int = 0x8100
     shared: bool = False
     bring_up: bool = False
+    names: tuple[tuple[int, str], ...] = ()
 
 
 class SwitchDriver(abc.ABC):
@@ -313,6 +317,55 @@ class SwitchDriver(abc.ABC):
             DeviceError: the device cannot be read.
         """
         raise NotImplementedError
+
+    def port_states(self) -> dict[str, PortVlanState]:
+        """Every physical port's 802.1Q state now (read-only): which trunk carries which VLANs, what an
+        active/standby pair reads to know who forwards (:func:`harmless.ha.plan.device_role`). Default: the ports
+        of :meth:`facts`; drivers that parse the running config read only that.
+
+        Raises:
+            DeviceError: the device cannot be read.
+        """
+        return self.facts().ports
+
+    #: the fencing candidate can be loaded long before a take-over and committed later in the same session
+    #: (:meth:`stage`), so that the take-over itself is only the commit
+    can_stage: bool = False
+
+    def stage(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+        """Load the fencing candidate of :meth:`fence` now, without committing it; keep this session open and pass
+        the returned diff to :meth:`fence` as ``staged_diff`` at the take-over.
+
+        Raises:
+            NotImplementedError: the driver cannot (``can_stage`` is False).
+            DeviceError: the device cannot be reached.
+        """
+        raise NotImplementedError(f"driver {self.name} cannot stage a candidate")
+
+    def unstage(self) -> None:
+        """Drop a staged candidate (best effort; the session stays open)."""
+
+    def fence(self, access: list[AccessPortChange], trunks: list[TrunkChange], staged_diff: str | None = None) -> str:
+        """Move HARMLESS's VLANs from one trunk to another in ONE commit (active/standby servers,
+        docs/high-availability.md): ``trunks`` set each trunk's allowed VLANs exactly, the trunk that loses the
+        VLANs first (:meth:`harmless.plan.SwitchPlan.trunk_changes`), ``access`` repeat the ports' own VLANs (a
+        no-op on the device, so every VLAN keeps its name). Only for drivers in
+        :data:`harmless.switch_drivers.EXACT_TRUNK_VLANS`, whose render sets a trunk's list exactly.
+
+        The commit is :meth:`apply`'s: applied, or the device back in the config it had (verified). A device that
+        commits atomically (EOS sessions, Junos) switches both trunks at once; one that applies the candidate line
+        by line (IOS ``copy``) passes through "no trunk carries them", never "both do".
+
+        ``staged_diff``: the same candidate was loaded by :meth:`stage` in this session: it is committed without
+        loading it again (on IOS that saves the transfer of the candidate onto ``flash:``, most of the time).
+
+        Returns:
+            The diff committed ('' when the device already had it: this server's trunk already carries them).
+
+        Raises:
+            CommitError / DeviceError: as :meth:`apply` (the VLANs stay where they were).
+        """
+        return self.apply(self.render(access, trunks), loaded_diff=staged_diff)
 
     @abc.abstractmethod
     def restore(self, saved_config: str) -> str:

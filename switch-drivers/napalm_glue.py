@@ -193,6 +193,11 @@ class NapalmDriver(SwitchDriver):
         """
         return self._call("get running config", self._dev().get_config, retrieve="running")["running"]
 
+    def port_states(self) -> dict[str, PortVlanState]:
+        """Per-port VLAN state parsed from the running config alone (one ``get_config``; see
+        :meth:`SwitchDriver.port_states`)."""
+        return self.parse_ports(self.running_config())
+
     def facts(self) -> DeviceFacts:
         """Hostname, model, OS version, interfaces, VLANs and per-port VLAN state (read-only).
 

@@ -39,7 +39,7 @@ def collect_vlans(access: Sequence[AccessPortChange], trunks: Sequence[TrunkChan
 
     Args:
         access: access-port changes (their VID gets their ``vlan_name``).
-        trunks: trunk changes (VIDs no access port names stay unnamed, ``""``).
+        trunks: trunk changes (VIDs no access port names get the trunk's ``names``, else stay unnamed, ``""``).
         check_interface: the driver's interface-name check (raises ValueError).
 
     Returns:
@@ -68,7 +68,8 @@ def collect_vlans(access: Sequence[AccessPortChange], trunks: Sequence[TrunkChan
     for t in trunks:
         check_interface(t.interface)
         claim(t.interface)
+        named = dict(t.names)
         for vid in t.vids:
             check_vid(vid, t.interface)
-            vlans.setdefault(vid, "")
+            vlans.setdefault(vid, named.get(vid, ""))
     return vlans, seen

@@ -84,6 +84,18 @@ class RackPerOption(_Strict):
     harmless: float = _Money
 
 
+class StandbyOpex(_Strict):
+    """What a standby HARMLESS server adds per 48 access ports (active/standby servers, docs/high-availability.md;
+    not in the paper). The defaults come from Table I as the active server's share does: one server's draw (the
+    software switch's 70/230 W are three 16x1G servers, so 23.3/76.7 W each) and 1U, each shared by the three
+    legacy 48-port switches one HARMLESS server serves (Sec. IV.B.5: "1.3U normalized to 48 ports"). A standby whose
+    OVS-DPDK threads busy-poll draws its ``max`` whatever the load.
+    """
+
+    power_w: PowerRange = PowerRange(min=7.8, max=25.6)
+    rack_units_per_48_ports: float = Field(0.33, ge=0, strict=True)
+
+
 class Opex(_Strict):
     """OPEX inputs: Table I (power, rack space) plus the tariffs the paper does not give.
 
@@ -95,6 +107,7 @@ class Opex(_Strict):
         pue: power usage effectiveness, >= 1, multiplies the IT energy to include cooling (not in the paper).
         rack_unit_usd_per_year: rack space price, USD per U per year (not in the paper).
         years: TCO horizon in years (not in the paper).
+        standby: what a standby HARMLESS server adds (:class:`StandbyOpex`; not in the paper).
     """
 
     power_w: PowerPerOption
@@ -104,6 +117,7 @@ class Opex(_Strict):
     pue: float = Field(ge=1, strict=True)
     rack_unit_usd_per_year: float = _Money
     years: float = Field(gt=0, strict=True)
+    standby: StandbyOpex = StandbyOpex()
 
 
 class Catalog(_Strict):

@@ -155,12 +155,14 @@ def _print_table(res: dict[str, Any]) -> None:
               "HARMLESS row sized by it instead of the paper's assumption (switch scenario).")
 @click.option("--bench-result", metavar="FILE", help="Take --server-gbps from a 'harmless bench --sizing --json' "
               "result file (best trunk type).")
+@click.option("--standby", is_flag=True, help="also price HARMLESS with a standby server set (active/standby servers, "
+              "docs/high-availability.md): its CAPEX, OPEX and TCO")
 @click.option("--load", "load_pct", default="100", show_default=True, metavar="PCT",
               help="With --server-gbps: average load of an access port in % of its speed.")
 @click.pass_context
 def capex(ctx: click.Context, ports: str | None, speed: str, scenario: str, catalog_path: str | None,
           spare_servers: str | None, legacy_owned: str | None, as_json: bool, server_gbps: str | None,
-          bench_result: str | None, load_pct: str) -> None:
+          bench_result: str | None, load_pct: str, standby: bool) -> None:
     """CAPEX of an SDN deployment as hardware OpenFlow switches, software switches or HARMLESS.
 
     Models and 2017 prices from Csikor et al., IFIP Networking 2018 (Sec. III, IV.B.3, Table I).
@@ -182,6 +184,8 @@ def capex(ctx: click.Context, ports: str | None, speed: str, scenario: str, cata
             raise _ports_error(err) from None
         if server_gbps is not None or bench_result is not None:
             res["harmless_measured"] = _measured(n, sp, sc, cat, owned, server_gbps, bench_result, load_pct)
+        if standby:
+            res["harmless_standby"] = standby_result(res, cat, owned)
     except HarmlessError as err:
         _fail(err)
         return
@@ -189,12 +193,41 @@ def capex(ctx: click.Context, ports: str | None, speed: str, scenario: str, cata
         click.echo(json.dumps(res))
     else:
         _print_table(res)
+        hs = res.get("harmless_standby")
+        if hs:
+            click.echo(f"HARMLESS with a standby server set: {hs['capex']:,.0f} {res['currency']} "
+                       f"({hs['per_port']:,.2f} per port, +{hs['standby_capex']:,.0f} for the standby), "
+                       f"OPEX {hs['opex_per_year']:,.2f}/year, TCO {hs['tco']:,.0f} over {res['tco_years']:g} years")
         hm = res.get("harmless_measured")
         if hm:
             click.echo(f"HARMLESS with this server's measured capacity ({hm['server_gbps']:g} Gbit/s, "
                        f"{hm['source']}; access ports at {hm['load'] * 100:g} % load): {hm['capex']:,.0f} "
                        f"{res['currency']}, {hm['per_port']:,.2f} per port, {hm['servers']} server(s) of "
                        f"{hm['ports_per_server']} ports (limited by {hm['limited_by']})")
+
+
+def standby_result(res: dict[str, Any], cat: Catalog, owned: m.Owned) -> dict[str, Any]:
+    """The ``harmless_standby`` part of the result: HARMLESS plus a standby server set
+    (:func:`harmless.cost.models.standby_items`, :func:`harmless.cost.opex.standby_opex`).
+
+    Raises:
+        InputError: not the switch scenario (the paper's CLOS and gateway trees are priced without standby).
+    """
+    if res["scenario"] != "switch":
+        raise InputError("--standby", f"a standby server set is priced for the switch scenario, not {res['scenario']}",
+                         "drop --scenario or --standby")
+    n, sp = res["ports"], res["speed"]
+    items = m.standby_items(n, sp, cat, owned)
+    extra = m.total(items)
+    op = ox.standby_opex(n, cat)
+    capex = res["capex"]["harmless"] + extra
+    opex = res["opex_per_year"]["harmless"] + op.usd_per_year
+    return {"capex": capex, "standby_capex": extra, "per_port": round(capex / n, 2),
+            "opex_per_year": round(opex, 2), "tco": round(ox.tco(capex, opex, cat.opex.years), 2),
+            "power_w": {"min": op.power_min_w, "max": op.power_max_w, "avg": op.power_avg_w},
+            "rack_units": op.rack_units,
+            "items": [{"item": i.item, "qty": i.qty, "price_key": i.price_key, "unit": i.unit, "total": i.total}
+                      for i in items]}
 
 
 def _float_opt(value: str, name: str, what: str) -> float:

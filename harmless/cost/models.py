@@ -288,6 +288,32 @@ def harmless_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNE
     return _items(*rows) + spare_servers_items(s, owned, cat) + legacy
 
 
+def standby_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNED) -> list[LineItem]:
+    """What a standby HARMLESS server set adds to :func:`harmless_items` (active/standby servers,
+    docs/high-availability.md): the same servers, trunk NICs and second CPUs again, since the standby must carry
+    every trunk's traffic when it takes over (each server has its own trunks to every legacy switch). Spare servers
+    left over after the active set count as owned. Not in the paper.
+
+    The legacy switches need a second trunk port per trunk: with the 4 uplinks of a 48x1G+4x10G switch that is 2
+    trunks per server, i.e. 24 access ports per trunk instead of 12 (``harmless.access_ports_per_trunk`` in the
+    catalog); this function does not change k.
+    """
+    _check_ports(x), _check_speed(speed)
+    k = cat.harmless.access_ports_per_trunk
+    if speed == "1G":
+        s = ceil_div(x, 12 * k)
+        rows = [("standby HARMLESS servers (1 CPU)", s, "server_usd", cat),
+                ("standby 4x10G trunk NICs (X710)", ceil_div(x, 4 * k), "nic_4x10g_usd", cat),
+                ("standby second CPUs", s - extra_cpu_hl_1g(x, k), "cpu_usd", cat)]
+    else:
+        s = ceil_div(x, 6 * k)
+        rows = [("standby HARMLESS servers (1 CPU)", s, "server_usd", cat),
+                ("standby 2x40G trunk NICs (XL710)", ceil_div(x, 2 * k), "nic_2x40g_usd", cat),
+                ("standby second CPUs", s - extra_cpu_hl_10g(x, k), "cpu_usd", cat)]
+    left = Owned(spare_servers=max(owned.spare_servers - s, 0))       # what the active set did not use
+    return _items(*rows) + spare_servers_items(s, left, cat)
+
+
 def switch_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNED) -> dict[str, list[LineItem] | None]:
     """Sec. III (Fig. 3a/3b): bills of materials of one x-port SDN switch built the three ways."""
     return {"hardware": hardware_items(x, speed, cat),

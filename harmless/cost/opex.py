@@ -85,6 +85,18 @@ def opex(option: str, x: int, cat: Catalog) -> OpexFigures:
     return OpexFigures(pw.min * n, pw.max * n, avg, kwh, ru, kwh * o.energy_usd_per_kwh, ru * o.rack_unit_usd_per_year)
 
 
+def standby_opex(x: int, cat: Catalog, busy_polling: bool = True) -> OpexFigures:
+    """Yearly OPEX a standby HARMLESS server adds for x access ports (:class:`~harmless.cost.catalog.StandbyOpex`
+    per 48 ports, scaled by :func:`blocks_of_48`); ``busy_polling`` (OVS-DPDK PMD threads) puts it at its max draw,
+    else at the catalog's load like the others."""
+    o, n = cat.opex, blocks_of_48(x)
+    pw = o.standby.power_w
+    avg = (pw.max if busy_polling else average_power_w(pw.min, pw.max, o.load)) * n
+    kwh = energy_kwh_per_year(avg, o.pue)
+    ru = o.standby.rack_units_per_48_ports * n
+    return OpexFigures(pw.min * n, pw.max * n, avg, kwh, ru, kwh * o.energy_usd_per_kwh, ru * o.rack_unit_usd_per_year)
+
+
 def tco(capex_usd: float, opex_usd_per_year: float, years: float) -> float:
     """Total cost of ownership in USD: ``CAPEX + years * OPEX`` (undiscounted)."""
     return capex_usd + years * opex_usd_per_year

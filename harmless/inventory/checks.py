@@ -13,10 +13,10 @@ import re
 import stat
 from pathlib import Path
 
-from harmless.errors import InputError
+from harmless.errors import InputError, did_you_mean
 from harmless.inventory.model import OPENFLOW_PORT, Inventory, Switch
 from harmless.qos.model import check_inventory as check_qos
-from harmless.switch_drivers import DRIVERS
+from harmless.switch_drivers import DRIVERS, EXACT_TRUNK_VLANS
 from harmless.switch_drivers import names
 
 log = logging.getLogger("harmless.inventory")
@@ -367,11 +367,13 @@ def _check_trunk_types(inv: Inventory, sw: Switch, w: str, server_ifaces: dict[s
         if t.type in ("dpdk", "dpdkvhostuserclient") and inv.server.datapath != "dpdk":
             raise InputError(f"{w}.trunks[{j}].type", f"type {t.type} needs server.datapath: dpdk",
                              "set server.datapath: dpdk or use type system/afxdp")
-        if t.server_interface in server_ifaces:
+        key = f"{t.server}/{t.server_interface}" if t.server else t.server_interface   # ha: per server
+        if key in server_ifaces:
             raise InputError(f"{w}.trunks[{j}].server_interface",
-                             f"{t.server_interface} is already the trunk of {server_ifaces[t.server_interface]}",
+                             f"{t.server_interface} is already the trunk of {server_ifaces[key]}"
+                             + (f" on server {t.server}" if t.server else ""),
                              "give each trunk its own server interface")
-        server_ifaces[t.server_interface] = f"{sw.name} {t.switch_port}"
+        server_ifaces[key] = f"{sw.name} {t.switch_port}"
 
 
 def check_inventory(inv: Inventory, src: str) -> None:
@@ -380,13 +382,17 @@ def check_inventory(inv: Inventory, src: str) -> None:
     Per switch: name, driver, host, secret references, VID range, trunks and access ports (canonical names: duplicates,
     trunk as access port, ``trunk:`` references, VIDs, OpenFlow port numbers and their collisions, range large
     enough), controllers (targets, duplicates, TLS files). Across switches: names, devices (host + port), datapath
-    ids (also the derived ones), server interfaces of trunks. Server: DPDK CPU masks. Per-port QoS the trunk type
-    cannot enforce (:func:`harmless.qos.model.check_inventory`). Touches no device.
+    ids (also the derived ones), server interfaces of trunks (per server with ``ha``). Server: DPDK CPU masks.
+    Per-port QoS the trunk type cannot enforce (:func:`harmless.qos.model.check_inventory`). Active/standby servers
+    (``ha``): two distinct servers and agent addresses, the secret reference, and per switch one trunk per server, a
+    driver that can move the VLANs in one commit, no ``shared`` trunk or ``trunk:`` on ports, the heartbeat VID.
+    Touches no device.
 
     Raises:
         InputError: the first problem, naming ``src`` and the field path (``switches[0].access_ports[1].vid``).
     """
     _check_server(inv, src)
+    _check_ha(inv, src)     # active/standby servers: which server each trunk goes to (docs/high-availability.md)
     seen: dict[str, dict] = {"names": {}, "devices": {}, "dpids": {}}
     server_ifaces: dict[str, str] = {}
     for i, sw in enumerate(inv.switches):
@@ -398,3 +404,118 @@ def check_inventory(inv: Inventory, src: str) -> None:
         _check_trunk_types(inv, sw, w, server_ifaces)
         _check_openflow(sw, w)
     check_qos(inv, src)     # per-port QoS the port's trunk type cannot enforce (docs/qos.md)
+
+
+def parse_agent(address: str) -> tuple[str, int]:
+    """Split an HA agent address ``HOST:PORT`` (IPv6 in brackets: ``[2001:db8::1]:7450``).
+
+    Returns:
+        ``(host, port)``.
+
+    Raises:
+        ValueError: the message says what is wrong (no port, bad host, port outside 1-65535).
+    """
+    m = re.fullmatch(r"\[([^\]]+)\]:(\d{1,5})|([^:\[\]]+):(\d{1,5})", address)
+    if not m:
+        raise ValueError(f"{address!r} is not HOST:PORT (IPv6 in brackets: [2001:db8::1]:7450)")
+    host, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    if m.group(1):
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError(f"{address!r}: {host!r} is not an IPv6 address") from None
+    elif problem := host_problem(host):
+        raise ValueError(f"{address!r}: host {problem}")
+    if not 1 <= int(port) <= 65535:
+        raise ValueError(f"{address!r}: port {port} is not a TCP/UDP port (1-65535)")
+    return host, int(port)
+
+
+def _check_ha_servers(inv: Inventory, src: str) -> None:
+    """``ha.servers``: distinct names and agent addresses; the secret reference (exactly one, an env name)."""
+    ha = inv.ha
+    seen: dict[str, int] = {}
+    addrs: dict[tuple[str, int], int] = {}
+    for k, s in enumerate(ha.servers):
+        w = f"{src}: ha.servers[{k}]"
+        if s.name in seen:
+            raise InputError(f"{w}.name", f"server {s.name!r} is also ha.servers[{seen[s.name]}]",
+                             "give the two servers different names")
+        seen[s.name] = k
+        try:
+            host, port = parse_agent(s.agent)
+        except ValueError as e:
+            raise InputError(f"{w}.agent", str(e), "write the agent's management address, e.g. 192.0.2.11:7450") \
+                from None
+        if (_host_key(host), port) in addrs:
+            raise InputError(f"{w}.agent", f"{s.agent} is also ha.servers[{addrs[(_host_key(host), port)]}]'s agent",
+                             "each server's agent listens on its own management address")
+        addrs[(_host_key(host), port)] = k
+    if bool(ha.secret_env) == bool(ha.secret_file):
+        raise InputError(f"{src}: ha.secret_env", "set exactly one of secret_env and secret_file",
+                         "reference the agents' shared secret: secret_env: VAR or secret_file: /path (mode 0600)")
+    if ha.secret_env and not _ENV_NAME.match(ha.secret_env):
+        raise InputError(f"{src}: ha.secret_env", f"{ha.secret_env!r} is not an environment variable name",
+                         "name the variable that holds the secret, e.g. secret_env: HARMLESS_HA_SECRET")
+
+
+def _check_ha_switch(inv: Inventory, sw: Switch, w: str) -> None:
+    """One switch of an ha inventory: exactly one trunk per server, no ``trunk:`` on ports, the heartbeat VID."""
+    names_ = [s.name for s in inv.ha.servers]
+    if sw.driver not in EXACT_TRUNK_VLANS:
+        raise InputError(f"{w}.driver", f"driver {sw.driver} cannot move HARMLESS's VLANs from one trunk to the "
+                         "other in one commit, which an active/standby pair needs",
+                         f"use ha: only with switches of the drivers {', '.join(sorted(EXACT_TRUNK_VLANS))}")
+    per: dict[str, int] = {}
+    for j, t in enumerate(sw.trunks):
+        if t.server is None:
+            raise InputError(f"{w}.trunks[{j}].server", "with an ha: section every trunk names its server",
+                             f"add server: {names_[0]} or server: {names_[1]}")
+        if t.server not in names_:
+            raise InputError(f"{w}.trunks[{j}].server", f"{t.server!r} is not one of ha.servers"
+                             + did_you_mean(t.server, names_), f"use one of: {', '.join(names_)}")
+        if t.server in per:
+            raise InputError(f"{w}.trunks[{j}].server", f"server {t.server} already has trunks[{per[t.server]}] to "
+                             f"{sw.name}", "give each server exactly one trunk to each switch")
+        per[t.server] = j
+        if t.shared:
+            raise InputError(f"{w}.trunks[{j}].shared", "a shared trunk keeps other VLANs, which the fencing commit "
+                             "of an active/standby pair does not move", "give each server a trunk of its own")
+    for name in names_:
+        if name not in per:
+            raise InputError(f"{w}.trunks", f"server {name} has no trunk to {sw.name}",
+                             f"add a trunk with server: {name} (the cable from the switch to that server)")
+    for j, p in enumerate(sw.access_ports):
+        if p.trunk is not None:
+            raise InputError(f"{w}.access_ports[{j}].trunk", "with an ha: section the active server's trunk carries "
+                             "every port", "drop trunk: from the access port")
+    hb = sw.heartbeat_vid
+    lo, hi = sw.vid_range()
+    if hb is None and len(sw.access_ports) >= hi - lo + 1:
+        raise InputError(f"{w}.vlan_range", f"{sw.vlan_range} holds no VID for the heartbeat beside the "
+                         f"{len(sw.access_ports)} access ports", "widen it by one, or set heartbeat_vid")
+    if hb is not None:
+        if sw.driver in ("ios", "netmiko_cli") and 1002 <= hb <= 1005:
+            raise InputError(f"{w}.heartbeat_vid", f"VID {hb} is reserved on IOS (1002-1005)", "pick another VID")
+        clash = [j for j, p in enumerate(sw.access_ports) if p.vid == hb]
+        if clash:
+            raise InputError(f"{w}.heartbeat_vid", f"VID {hb} is access_ports[{clash[0]}]'s",
+                             "give the heartbeat a VID no access port has")
+
+
+def _check_ha(inv: Inventory, src: str) -> None:
+    """The ``ha`` section and what it asks of each switch; without it no trunk may name a server."""
+    if inv.ha is None:
+        for i, sw in enumerate(inv.switches):
+            w = f"{src}: switches[{i}]"
+            for j, t in enumerate(sw.trunks):
+                if t.server is not None:
+                    raise InputError(f"{w}.trunks[{j}].server", "names a server but the inventory has no ha: section",
+                                     "add ha: with the two servers (docs/high-availability.md) or drop server:")
+            if sw.heartbeat_vid is not None:
+                raise InputError(f"{w}.heartbeat_vid", "is only used with an ha: section",
+                                 "add ha: (docs/high-availability.md) or drop heartbeat_vid")
+        return
+    _check_ha_servers(inv, src)
+    for i, sw in enumerate(inv.switches):
+        _check_ha_switch(inv, sw, f"{src}: switches[{i}]")

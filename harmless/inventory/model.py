@@ -83,6 +83,8 @@ class Trunk(_Model):
         "the switch port is shared with the server on purpose: it is a LAG and/or already carries other VLANs "
         "(an uplink); HARMLESS adds its VIDs and keeps the others (without it such a trunk is refused, "
         "docs/preflight.md)"))
+    server: str | None = Field(None, description="with an ha: section, the server (ha.servers[].name) this trunk's "
+                                                 "cable plugs into; each server has exactly one trunk per switch")
 
     _names = field_validator("switch_port", mode="before")(lambda v: _int_name(v))
 
@@ -182,6 +184,9 @@ class Switch(_Model):
     oversubscription_limit: float | None = Field(None, ge=1, le=1000, description=(
         "most summed speed of a trunk's migrated ports per unit of the trunk's speed before plan warns; default 12 "
         "(the HARMLESS paper's 12 access ports per trunk, Sec. III)"))
+    heartbeat_vid: int | None = Field(None, ge=2, le=4094, description=(
+        "with an ha: section, the VLAN both servers' trunks carry for their BFD heartbeat (no access port has it); "
+        "default: the highest VID of vlan_range no port and no device VLAN uses"))
     l2pt: list[L2ptProtocol] = Field(default_factory=list, description=L2PT_HELP + "; for every access port that "
                                      "sets no l2pt of its own")
 
@@ -272,6 +277,76 @@ class Switch(_Model):
         return resolve_password(self.password_env, self.password_file, where)
 
 
+class HaServer(_Model):
+    """One of the two servers of an active/standby pair (docs/high-availability.md).
+
+    Attributes:
+        name: 1-9 lowercase letters/digits; trunks name it in ``server:``, ``HARMLESS_HA_SERVER`` on the server says
+            which one it is.
+        agent: ``HOST:PORT`` (IPv6 in brackets) where its ``harmless ha agent`` listens on the management network
+            (TCP for requests and state replication, UDP for heartbeats, both on PORT).
+        netns: network namespace of this server's OVS and trunk interfaces (overrides ``server.netns`` on it).
+    """
+
+    name: str
+    agent: str = Field(min_length=1)
+    netns: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v):
+        if not NAME_RE.match(v):
+            raise ValueError("use 1-9 lowercase letters/digits starting with a letter")
+        return v
+
+
+class HaSettings(_Model):
+    """Active/standby servers (issue #23, docs/high-availability.md): two servers, each with its own trunk to every
+    switch; the switch's config decides which trunk carries HARMLESS's VLANs.
+
+    Attributes:
+        servers: exactly two.
+        secret_env / secret_file: the shared secret of the two agents (exactly one; a file must be mode 0600):
+            every heartbeat and request is authenticated with HMAC-SHA256 over it (RFC 2104).
+        interval_ms: BFD transmit/receive interval on the heartbeat VLAN (OVS ``bfd:min_tx``/``min_rx``, RFC 5880
+            sec. 6.8.2) and the agents' heartbeat period on the management network.
+        multiplier: missed intervals that declare the peer gone on either path (BFD ``bfd:mult``, RFC 5880
+            sec. 6.8.4 Detect Mult); detection time = ``interval_ms * multiplier``.
+        hold_s: how long an active server whose own Open vSwitch died waits for the standby to take over before it
+            rebuilds its bridges itself (s); longer than a fencing commit takes (IOS: 10-15 s in the lab, up to a
+            few minutes on a large config), and while the standby says it is taking over it waits anyway.
+    """
+
+    servers: list[HaServer] = Field(min_length=2, max_length=2)
+    secret_env: str | None = None
+    secret_file: str | None = None
+    interval_ms: int = Field(100, ge=10, le=10_000)
+    multiplier: int = Field(3, ge=2, le=50)
+    hold_s: float = Field(30.0, ge=0.5, le=600)
+
+    @property
+    def detect_ms(self) -> int:
+        """Detection time (ms): ``interval_ms * multiplier`` (RFC 5880 sec. 6.8.4)."""
+        return self.interval_ms * self.multiplier
+
+    def server(self, name: str) -> HaServer:
+        """The server named ``name``. Raises KeyError."""
+        for s in self.servers:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def peer(self, name: str) -> HaServer:
+        """The other server of the pair than ``name``. Raises KeyError when ``name`` is not one of them."""
+        self.server(name)
+        return next(s for s in self.servers if s.name != name)
+
+    def secret(self, where: str = "ha") -> str:
+        """The shared secret (:func:`harmless.inventory.secrets.resolve_password`). Raises InputError naming the
+        field when unset, unreadable or readable by others."""
+        return resolve_password(self.secret_env, self.secret_file, where)
+
+
 class OriginalsSettings(_Model):
     """Where each switch's original config is kept besides the server's state directory, so that a machine that
     never saw the deployment can give it back (``harmless down -i``; docs/high-availability.md).
@@ -297,12 +372,36 @@ class OriginalsSettings(_Model):
 class Inventory(_Model):
     """The whole inventory file. ``netbox`` (optional) adds switches read from NetBox (:mod:`harmless.netbox`);
     they follow the file's own ``switches`` (so ``switches[i]`` in errors counts the file's switches first).
-    ``originals`` (optional) says where the switches' originals are kept besides the server."""
+    ``originals`` (optional) says where the switches' originals are kept besides the server; ``ha`` (optional)
+    makes two servers an active/standby pair (:class:`HaSettings`)."""
 
     server: Server = Server()
     netbox: dict | None = None
     originals: OriginalsSettings = OriginalsSettings()
+    ha: HaSettings | None = None
     switches: list[Switch] = Field(min_length=1)
+
+    def for_server(self, name: str, own_trunks_only: bool = False) -> "Inventory":
+        """The inventory as server ``name`` of the ``ha`` pair plans and builds it: its own ``netns`` (when it names
+        one) and, per switch, every access port on its own trunk (the trunks keep their order, so field paths in
+        messages stay the file's); with ``own_trunks_only`` the other server's trunks are left out (what its br-otc
+        attaches). Pure.
+
+        Raises:
+            KeyError: no ``ha`` section, or ``name`` is not one of its servers.
+        """
+        if self.ha is None:
+            raise KeyError(name)
+        me = self.ha.server(name)
+        server = self.server.model_copy(update={"netns": me.netns}) if me.netns else self.server
+
+        def local(sw: Switch) -> Switch:
+            own = [t for t in sw.trunks if t.server == name]
+            ports = [p.model_copy(update={"trunk": own[0].switch_port}) for p in sw.access_ports] if own else \
+                sw.access_ports
+            return sw.model_copy(update={"trunks": own if own_trunks_only else sw.trunks, "access_ports": ports})
+
+        return self.model_copy(update={"server": server, "switches": [local(sw) for sw in self.switches]})
 
 
 def port_index(interface: str, driver: str = "ios") -> int | None:

@@ -78,6 +78,13 @@ class LabSpec:
         platform: IOS: the emulated Catalyst (``2960`` dot1q-only, ``3750`` ISL-capable with routed ports and Layer 2
             protocol tunnelling, ``me3750`` a 3750 Metro that tunnels LLDP too).
         session_port: IOS: the interface the management session appears to arrive on (``show users`` etc.).
+        trunk_netns: per trunk (``trunk_ports`` order) the network namespace of its server end (created if missing);
+            missing entries or None: ``server_netns``. Two server namespaces make the two servers of an
+            active/standby pair (:mod:`harmless.ha.lab`).
+        listen_host: the address the emulated device's management plane listens on (a lab address on a
+            management network instead of loopback, for servers in other namespaces).
+        sync_interval: seconds between the emulated device's mirrors of its VLAN config onto its data plane (a
+            committed change reaches the ports within this time).
     """
 
     name: str = "lab"
@@ -94,6 +101,9 @@ class LabSpec:
     vtp_transparent: bool = True
     platform: str = "2960"
     session_port: str | None = None
+    trunk_netns: tuple[str | None, ...] = ()
+    listen_host: str = "127.0.0.1"
+    sync_interval: float = 0.3
 
     @property
     def trunk(self) -> str:
@@ -103,6 +113,11 @@ class LabSpec:
     @property
     def trunk_ports(self) -> tuple[str, ...]:
         return (self.trunk, *self.more_trunks)
+
+    def trunk_ns(self, k: int) -> str | None:
+        """The namespace of trunk ``k``'s server end (0-based)."""
+        got = self.trunk_netns[k] if k < len(self.trunk_netns) else None
+        return got or self.server_netns
 
 
 def lab_dir(name: str) -> Path:
@@ -174,7 +189,7 @@ def lab_up(spec: LabSpec = LabSpec(), progress=lambda m: None) -> dict:
         raise InputError("--hosts", "host ports must be distinct numbers 1-24 (FastEthernet0/N)", "e.g. --hosts 7,8,10")
     if lab_info(spec.name) or netns.exists(ns_switch(spec.name)):
         raise InputError("harmless lab up", f"lab {spec.name!r} is already up", f"run harmless lab down --name {spec.name}")
-    if netns.wait_tcp(spec.ssh_port, 0.2):
+    if netns.wait_tcp(spec.ssh_port, 0.2, spec.listen_host):
         raise InputError("--ssh-port", f"TCP port {spec.ssh_port} on 127.0.0.1 is already in use", "pick another port")
     d = lab_dir(spec.name)
     if d.exists():
@@ -196,10 +211,11 @@ def _build(spec: LabSpec, d: Path, progress) -> dict:
     trunks = _cable_trunks(spec, sw_ns, port_map)
     progress("starting the legacy switch's data plane (OVS in its namespace)")
     ovs = _start_dataplane(d, sw_ns, port_map)
-    progress(f"starting the emulated switch ({VENDORS[spec.vendor]['model']}) on 127.0.0.1:{spec.ssh_port}")
+    progress(f"starting the emulated switch ({VENDORS[spec.vendor]['model']}) on {spec.listen_host}:{spec.ssh_port}")
     pw = _start_device(spec, d, ovs, port_map)
     info = {
-        "name": spec.name, "vendor": spec.vendor, "ssh_port": spec.ssh_port, "username": "admin",
+        "name": spec.name, "vendor": spec.vendor, "host": spec.listen_host, "ssh_port": spec.ssh_port,
+        "username": "admin",
         "password_file": str(pw), "switch_netns": sw_ns, "ovs_dir": str(d / "ovs"), "bridge": BRIDGE,
         "trunk_port": spec.trunk, "trunk_interface": trunks[0]["interface"], "trunks": trunks,
         "server_netns": spec.server_netns, "port_map": port_map, "fault_file": str(d / "faults.json"),
@@ -240,14 +256,14 @@ def _cable_uplinks(spec: LabSpec, sw_ns: str) -> dict[str, str]:
 
 
 def _cable_trunks(spec: LabSpec, sw_ns: str, port_map: dict[str, str]) -> list[dict]:
-    """The trunk cables to the server (its namespace created if missing); adds the trunk ports to ``port_map``."""
-    srv = spec.server_netns
-    if srv and not netns.exists(srv):
-        # marked before it exists, so a build that fails half-way removes it too (lab_down)
-        (lab_dir(spec.name) / SERVER_NETNS_MARK).write_text(srv)
-        netns.add_ns(srv, ipv6=True)
+    """The trunk cables to the server(s) (namespaces created if missing); adds the trunk ports to ``port_map``."""
     trunks = []
     for k, trunk_port in enumerate(spec.trunk_ports):
+        srv = spec.trunk_ns(k)
+        if srv and not netns.exists(srv):
+            if srv == spec.server_netns:     # marked before it exists, so a build that fails half-way removes it too
+                (lab_dir(spec.name) / SERVER_NETNS_MARK).write_text(srv)        # (lab_down)
+            netns.add_ns(srv, ipv6=True)
         tr = trunk_iface(spec.name, k)
         port_map[trunk_port] = ovs_port(trunk_port)
         if netns.ip("link", "show", "dev", tr, netns=srv, check=False).returncode == 0:
@@ -256,7 +272,7 @@ def _cable_trunks(spec: LabSpec, sw_ns: str, port_map: dict[str, str]) -> list[d
         netns.sysctl(srv, f"net.ipv6.conf.{tr}.disable_ipv6=1")
         netns.link_up(srv, tr)
         netns.link_up(sw_ns, port_map[trunk_port])
-        trunks.append({"switch_port": trunk_port, "interface": tr})
+        trunks.append({"switch_port": trunk_port, "interface": tr, "netns": srv})
     return trunks
 
 
@@ -284,9 +300,10 @@ def _start_device(spec: LabSpec, d: Path, ovs: Ovs, port_map: dict[str, str]) ->
         f.write(secrets.token_urlsafe(12))
     (d / "startup.cfg").write_text(startup_config(spec))
     argv = [sys.executable, "-m", "harmless.emulators.fakeswitch", "--vendor", spec.vendor, "--hostname", "sw1",
-            "--listen-port", str(spec.ssh_port), "--username", "admin", "--password-file", str(pw),
+            "--listen-host", spec.listen_host, "--listen-port", str(spec.ssh_port), "--username", "admin",
+            "--password-file", str(pw),
             "--startup-config", str(d / "startup.cfg"), "--ovs-db", ovs.db, "--bridge", BRIDGE,
-            "--port-map", json.dumps(port_map), "--sync-interval", "0.3",
+            "--port-map", json.dumps(port_map), "--sync-interval", str(spec.sync_interval),
             "--log-file", str(d / "fakeswitch.log"), "--pid-file", str(d / "fakeswitch.pid")]
     for r in spec.reject:
         argv += ["--reject", r]
@@ -295,7 +312,7 @@ def _start_device(spec: LabSpec, d: Path, ovs: Ovs, port_map: dict[str, str]) ->
         argv += ["--platform", spec.platform] + (["--session-port", spec.session_port] if spec.session_port else [])
     proc = spawn(argv, d / "fakeswitch.out")
     (d / "fakeswitch.pid").write_text(str(proc.pid))
-    if not netns.wait_tcp(spec.ssh_port, 30):
+    if not netns.wait_tcp(spec.ssh_port, 30, spec.listen_host):
         raise LabError("lab", "the emulated switch did not start", f"see {d / 'fakeswitch.out'}")
     # the data plane follows the device: wait until the startup VLANs are mirrored
     first = port_map[access_iface(spec.vendor, spec.hosts[0])]
@@ -390,7 +407,7 @@ def inventory(info: dict, controllers: list[str], vlan_range: str = "100-199", o
     return {
         "server": server,
         "switches": [{
-            "name": "sw1", "driver": VENDORS[info.get("vendor", "ios")]["driver"], "host": "127.0.0.1",
+            "name": "sw1", "driver": VENDORS[info.get("vendor", "ios")]["driver"], "host": info.get("host", "127.0.0.1"),
             "port": info["ssh_port"], "username": info["username"], "password_file": info["password_file"],
             "optional_args": dict(VENDORS[info.get("vendor", "ios")]["optional_args"]),
             "trunks": [{"switch_port": t["switch_port"], "server_interface": t["interface"], "type": "system"}

@@ -339,6 +339,26 @@ class IosDriver(NapalmDriver):
         return render_config(access, trunks, current=self._facts_config, trunk_encapsulation=self._encapsulation,
                              database=self._database)
 
+    # ------------------------------------------------------------------ a staged fencing candidate
+    #: the file on the device's file system that holds a staged fencing candidate (NAPALM's ``merge_cfg`` of the
+    #: staging session: ``up``'s own candidate file stays untouched)
+    STAGE_FILE = "harmless-fence.txt"
+    can_stage = True
+
+    def stage(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
+        """Load the fencing candidate into :data:`STAGE_FILE` (NAPALM's merge candidate, inline transfer) and keep
+        it for :meth:`fence` (see :meth:`SwitchDriver.stage`); the take-over is then ``copy`` + ``write memory``."""
+        self._dev().merge_cfg = self.STAGE_FILE
+        return self.load_merge(self.render(access, trunks))
+
+    def unstage(self) -> None:
+        """Empty the staged candidate file (NAPALM ``discard_config``: ``copy null:``), ignoring failures."""
+        try:
+            if self._device is not None and getattr(self._device, "merge_cfg", "") == self.STAGE_FILE:
+                self._call("discard the staged candidate", self._device.discard_config)
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+
     # ------------------------------------------------------------------ candidate workflow
     def load_merge(self, config: str) -> str:
         """See :meth:`NapalmDriver.load_merge`; remembers ``config`` for the check in :meth:`commit`."""

@@ -85,7 +85,8 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
     Args:
         access: access-port changes; VIDs 1..4094, VLAN names per Junos rules (a letter first, 1-64 chars of
             ``[A-Za-z0-9_.-]``); ``qinq`` is refused (see :data:`QINQ_UNSUPPORTED`).
-        trunks: trunk changes; each carries exactly its ``vids`` (trunk-only VIDs get VLANs named ``vlan<VID>``;
+        trunks: trunk changes; each carries exactly its ``vids`` (trunk-only VIDs get the trunk's ``names``, else
+            VLANs named ``vlan<VID>``;
             a ``shared`` one keeps its other members: its ``family ethernet-switching`` and its non-ELS VLAN-side
             memberships are not deleted;
             ``bring_up`` deletes its ``disable``);
@@ -123,7 +124,7 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
             check_vid(vid, t.interface)
         _check_port(min(t.vids, default=1), t.interface, seen)
         for vid in t.vids:
-            vlans.setdefault(vid, f"vlan{vid}")
+            vlans.setdefault(vid, dict(t.names).get(vid, f"vlan{vid}"))
         rows.append((t.interface, [vlans[v] for v in sorted(set(t.vids))], t.shared, t.bring_up))
     side = vlan_side or {}
     moves = range_commands(current, {**{a.interface: False for a in access}, **{t.interface: t.shared for t in trunks}})

@@ -125,3 +125,27 @@ def test_l2pt_capabilities_follow_the_platform_and_a_refused_tunnel_leaves_the_o
         drv.facts()
         assert drv.capabilities.l2pt is None
         assert "l2protocol-tunnel lldp" in refused_apply(drv, tunnel, TRUNKS)
+
+
+def test_a_staged_fencing_candidate_changes_nothing_until_the_take_over_commits_it(start_switch):
+    """Active/standby servers (docs/high-availability.md): the standby stages its take-over (the candidate copied
+    onto flash: in a file of its own); the running config stays as it is until fence() commits it, which moves the
+    VLANs off Gi0/1 onto Gi0/2 in one commit; up's own candidate file is not touched."""
+    active = [TrunkChange("GigabitEthernet0/2", (199,)), TrunkChange("GigabitEthernet0/1", (107, 110, 199))]
+    take_over = [TrunkChange("GigabitEthernet0/1", (199,)), TrunkChange("GigabitEthernet0/2", (107, 110, 199))]
+    sw = start_switch()
+    with sw.driver() as up_drv:
+        up_drv.apply(up_drv.render(ACCESS, active))
+    with sw.driver() as standby:
+        before = standby.running_config()
+        diff = standby.stage(ACCESS, take_over)
+        assert "GigabitEthernet0/2" in diff and standby.running_config() == before       # loaded, not committed
+        assert standby.fence(ACCESS, take_over, staged_diff=diff)
+        ports = standby.port_states()
+    assert ports["GigabitEthernet0/1"].allowed_vids == (199,)
+    assert ports["GigabitEthernet0/2"].allowed_vids == (107, 110, 199)
+    with sw.driver() as drv:
+        assert drv.fence(ACCESS, take_over) == ""                   # already so: nothing committed
+        drv.stage(ACCESS, active)
+        drv.unstage()                                               # the staged file emptied, nothing committed
+        assert drv.port_states()["GigabitEthernet0/2"].allowed_vids == (107, 110, 199)

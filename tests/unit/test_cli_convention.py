@@ -376,11 +376,12 @@ def test_every_command_that_prints_progress_has_quiet_and_every_result_json():
                     continue
             yield " ".join((*path, name)), {o for p in c.params for o in getattr(p, "opts", [])}
     progress = {"plan", "up", "down", "recover", "restore", "ports", "demo", "lab up", "qos set", "qos clear", "bench",
-                "qos demo", "oshi up", "oshi down", "oshi demo", "oshi bench", "overlay up", "overlay demo"}
+                "qos demo", "oshi up", "oshi down", "oshi demo", "oshi bench", "overlay up", "overlay demo",
+                "failover", "ha sync", "ha demo"}
     for name, opts in commands(main):
         if name in progress:
             assert {"-q", "--quiet"} <= opts, name
-        if name != "exporter":                                             # a server; every other prints a result
+        if name not in ("exporter", "ha agent"):                           # servers; every other prints a result
             assert "--json" in opts, name
         if "-i" in opts:
             assert "--inventory" in opts, name

@@ -205,3 +205,13 @@ def test_report_bad_catalog_writes_nothing(tmp_path, edit, needle):
 
 def test_report_missing_out():
     _one_line_error(run("report"), "--out")
+
+
+def test_standby_adds_the_second_server_set():
+    res = json.loads(run("--ports", "48", "--standby", "--json").output)
+    hs = res["harmless_standby"]
+    assert hs["capex"] == res["capex"]["harmless"] + hs["standby_capex"] and hs["standby_capex"] > 0
+    assert hs["opex_per_year"] > res["opex_per_year"]["harmless"] and hs["tco"] > res["tco"]["harmless"]
+    assert "standby" in hs["items"][0]["item"]
+    bad = run("--ports", "300", "--scenario", "clos", "--standby")
+    assert bad.exit_code == 2 and "--standby" in bad.output

@@ -289,3 +289,21 @@ def test_break_even_prices():
     assert bes[("server_usd", "hardware")].break_even == 2220
     # SW buys 3 servers, HL 1: no server price makes SW cheaper
     assert bes[("server_usd", "software")].break_even is None
+
+
+@pytest.mark.parametrize("speed", ["1G", "10G"])
+@pytest.mark.parametrize("x", [48, 144, 145, 400])
+def test_a_standby_server_set_doubles_the_server_side(x, speed):
+    """Active/standby servers (docs/high-availability.md): the standby is the same servers, trunk NICs and CPUs
+    again; spare servers the active set did not use count as owned; OPEX adds its share at full draw."""
+    cat = load_catalog(None)
+    extra = m.total(m.standby_items(x, speed, cat))
+    assert extra == (m.capex_hl_1g if speed == "1G" else m.capex_hl_10g)(x, cat)
+    servers = m.ceil_div(x, 12 * cat.harmless.access_ports_per_trunk if speed == "1G" else
+                         6 * cat.harmless.access_ports_per_trunk)
+    spare = m.total(m.standby_items(x, speed, cat, m.Owned(spare_servers=servers + 1)))
+    assert spare == extra - cat.prices.server_usd                   # one spare left over after the active set
+    assert m.total(m.standby_items(x, speed, cat, m.Owned(spare_servers=servers))) == extra
+    op = ox.standby_opex(x, cat)
+    assert op.power_avg_w == cat.opex.standby.power_w.max * ox.blocks_of_48(x) and op.usd_per_year > 0
+    assert ox.standby_opex(x, cat, busy_polling=False).power_avg_w < op.power_avg_w

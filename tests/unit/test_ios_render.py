@@ -244,16 +244,19 @@ def test_ovs_sync_applies_only_changes_in_one_transaction():
     calls = []
     sync = OvsSync(sc, {"FastEthernet0/7": "fa0-7", "FastEthernet0/8": "fa0-8"}, "unix:/x",
                    run=lambda argv: (calls.append(argv), (0, ""))[1])
-    assert sync.apply(sync.pending()) and len(calls) == 1 and calls[0].count("set") == 3   # 2 ports + vlan-limit
-    assert calls[0][-1] == "other_config:vlan-limit=1"      # no dot1q-tunnel port: one tag, like a real access port
+    # 2 ports + vlan-limit + the stamp that makes ovs-vswitchd apply a --no-wait change of Port:trunks
+    assert sync.apply(sync.pending()) and len(calls) == 1 and calls[0].count("set") == 4
+    assert calls[0][-6:] == ["other_config:vlan-limit=1", "--", "set", "Open_vSwitch", ".",
+                             "other_config:harmless-sync=1"]   # no dot1q-tunnel port: one tag, like an access port
     assert sync.pending() == {}
     p7.access_vlan = 120
     assert list(sync.pending()) == ["fa0-7"]
     assert sync.apply(sync.pending()) and "other_config:vlan-limit=1" not in calls[-1]   # unchanged: not rewritten
+    assert calls[-1][-1] == "other_config:harmless-sync=2"    # a new stamp every transaction
     p7.mode = "dot1q-tunnel"                                  # a QinQ port appears: the C-tag must be parsed too
-    assert sync.apply(sync.pending()) and calls[-1][-1] == "other_config:vlan-limit=2"
+    assert sync.apply(sync.pending()) and "other_config:vlan-limit=2" in calls[-1]
     p7.mode = "access"
-    assert sync.apply(sync.pending()) and calls[-1][-1] == "other_config:vlan-limit=1"
+    assert sync.apply(sync.pending()) and "other_config:vlan-limit=1" in calls[-1]
     p7.access_vlan = 130
     sync.run = lambda argv: (1, "ovs-vsctl: no row \"fa0-7\" in table Port\n")
     assert not sync.apply(sync.pending()) and "no row" in sync.error and list(sync.pending()) == ["fa0-7"]

@@ -110,7 +110,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                   "harmless.offline", "harmless.demo", "harmless.qos.demo", "harmless.lab", "harmless.lab.*",
                   "harmless.oshi", "harmless.oshi.lab", "harmless.oshi.demo", "harmless.oshi.*",
                   "harmless.overlay", "harmless.overlay.lab", "harmless.overlay.demo", "harmless.overlay.*",
-                  "harmless.cost", "harmless.cost.*")),
+                  "harmless.cost", "harmless.cost.*", "harmless.ha", "harmless.ha.*")),
     ("cli", ("harmless.cli", "harmless.clikit", "harmless.ops_cli", "harmless.*.cli")),
 ]
 #: packages of the distribution outside the layered product: benchmarks, emulated switches, controller apps
