@@ -84,16 +84,26 @@ class SwitchPlan:
     max_backoff_ms: int = 1000
     inactivity_probe_ms: int = 5000
     tls: tuple[str, str, str] | None = None
+    #: what a controller's OFPPC_PORT_DOWN does beyond br-of (inventory ``openflow.port_down``): ``device`` shuts
+    #: the legacy port too (the host loses its link), ``server`` blocks it on the server only (:mod:`harmless.portmod`)
+    port_down: str = "device"
+    #: MAC learning is turned off in the switch's HARMLESS VLANs (inventory ``mac_learning: off`` on a device that
+    #: can), so frames a controller sends back out of their in-port reach the hosts behind it (docs/transparency.md)
+    mac_learning_off: bool = False
+    #: what ``plan`` has to say about this switch that is not an error (e.g. a transparency it cannot give)
+    notes: tuple[str, ...] = ()
 
     @property
     def has_qinq(self) -> bool:
         return any(p.qinq for p in self.ports)
 
     def access_changes(self) -> list[AccessPortChange]:
-        return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq) for p in self.ports]
+        return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq, no_learning=self.mac_learning_off)
+                for p in self.ports]
 
     def trunk_changes(self) -> list[TrunkChange]:
-        return [TrunkChange(t.switch_port, t.vids, self.stag_tpid) for t in self.trunks]
+        return [TrunkChange(t.switch_port, t.vids, self.stag_tpid, no_learning=self.mac_learning_off)
+                for t in self.trunks]
 
 
 @dataclass(frozen=True)
@@ -121,7 +131,8 @@ class Plan:
                                        tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0),
                 max_backoff_ms=s.get("max_backoff_ms", 1000), inactivity_probe_ms=s.get("inactivity_probe_ms", 5000),
-                tls=tuple(s["tls"]) if s.get("tls") else None))
+                tls=tuple(s["tls"]) if s.get("tls") else None, port_down=s.get("port_down", "device"),
+                mac_learning_off=s.get("mac_learning_off", False), notes=tuple(s.get("notes", ()))))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
@@ -320,9 +331,42 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
         for t in sw.trunks)
     of = sw.openflow
     tls = (of.tls.private_key, of.tls.certificate, of.tls.ca_cert) if of.tls else None
+    learning_off, notes = mac_learning_plan(sw, caps or Capabilities(), facts.model)
+    port_down, down_notes = port_down_plan(sw, caps or Capabilities(), facts.model)
     return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(of.versions), tuple(of.controllers),
                       port_plans, trunks, tpid, index, max_backoff_ms=of.max_backoff_ms,
-                      inactivity_probe_ms=of.inactivity_probe_ms, tls=tls)
+                      inactivity_probe_ms=of.inactivity_probe_ms, tls=tls, port_down=port_down,
+                      mac_learning_off=learning_off, notes=(*notes, *down_notes))
+
+
+def mac_learning_plan(sw: Switch, caps: Capabilities, model: str = "") -> tuple[bool, tuple[str, ...]]:
+    """Whether HARMLESS turns MAC learning off in ``sw``'s VLANs, and ``plan``'s note when it cannot. Pure.
+
+    A frame that a controller sends back out of its in-port returns on the trunk in the port's own VLAN; a legacy
+    switch that learns MACs learns the sender on the trunk and from then on filters what it would have to send back
+    out of the trunk ("If the destination address is on the port that sent the packet, the packet is filtered",
+    Cisco Catalyst 2960 Software Configuration Guide, "Building the Address Table"). With learning off it floods
+    within the VLAN, whose only other member is the access port (docs/transparency.md, "Hairpin").
+    """
+    if sw.mac_learning != "off":
+        return False, ()
+    if caps.mac_learning_off:
+        return True, ()
+    return False, (f"MAC learning stays on in {sw.name}'s HARMLESS VLANs: {model or sw.driver} cannot turn it "
+                   "off per VLAN or port" + (f" ({caps.mac_learning_source})" if caps.mac_learning_source else "")
+                   + ", so a frame the controller sends back out of its in-port (hairpin) does not reach the "
+                   "other hosts behind that port once the switch has learned the sender on the trunk",)
+
+
+def port_down_plan(sw: Switch, caps: Capabilities, model: str = "") -> tuple[str, tuple[str, ...]]:
+    """What a controller's OFPPC_PORT_DOWN does on ``sw`` (``device`` or ``server``) and ``plan``'s note when the
+    inventory asks for ``device`` but the driver cannot shut a port so that ``down`` restores it. Pure."""
+    want = sw.openflow.port_down
+    if want == "device" and not caps.port_admin:
+        return "server", (f"a controller's port-down (OFPPC_PORT_DOWN) blocks {sw.name}'s ports on the server only: "
+                          f"the {model or sw.driver} driver cannot shut a legacy port and give it back exactly "
+                          "(the hosts keep their link)",)
+    return want, ()
 
 
 def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | None = None,

@@ -37,6 +37,11 @@ class Capabilities:
             ``(0x8100,)`` for Cisco dot1q-tunnel, ``(0x88a8, 0x8100)`` where the trunk's TPID is configurable
             (IEEE 802.1ad S-tag TPID is 0x88a8). Empty when ``qinq`` is False.
         link_state: ``link_states()`` is implemented (used for link-state mirroring to br-of).
+        port_admin: :meth:`SwitchDriver.render_port_admin` is implemented and ``restore`` gives such a change back
+            exactly (a controller's port-down shuts the legacy port, :mod:`harmless.portmod`).
+        mac_learning_off: the device can turn MAC learning off for HARMLESS's VLANs (per VLAN, or per port on the
+            access ports and trunks, which carry only HARMLESS's VLANs); the render does it for changes with
+            ``no_learning``. ``mac_learning_source``: where that was learned (a probe, the vendor's documentation).
     """
 
     commit_confirm: bool = False
@@ -45,6 +50,9 @@ class Capabilities:
     lag: bool = False
     stag_tpids: tuple[int, ...] = ()
     link_state: bool = False
+    port_admin: bool = False
+    mac_learning_off: bool = False
+    mac_learning_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,9 @@ class AccessPortChange:
     vid: int
     vlan_name: str
     qinq: bool = False
+    #: turn MAC learning off for this port's VLAN (or on the port, where the device does it per port); only for
+    #: drivers with ``capabilities.mac_learning_off``
+    no_learning: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,11 +124,13 @@ class TrunkChange:
 
     ``stag_tpid`` is the TPID of the outer tag of QinQ ports' traffic on this trunk (0x8100 or 0x88a8); drivers
     whose device cannot set it leave the device default (which must then be in ``capabilities.stag_tpids``).
+    ``no_learning``: MAC learning off for these VLANs (or on this port, see :class:`AccessPortChange`).
     """
 
     interface: str
     vids: tuple[int, ...]
     stag_tpid: int = 0x8100
+    no_learning: bool = False
 
 
 class SwitchDriver(abc.ABC):
@@ -225,6 +238,26 @@ class SwitchDriver(abc.ABC):
 
     def link_states(self) -> dict[str, str]:
         """Operational state per interface: ``{name: "up" | "down" | "admin-down"}``."""
+        raise NotImplementedError
+
+    def port_properties(self) -> dict[str, dict]:
+        """Per interface what the device reports of its port: ``{name: {"link": "up" | "down" | "admin-down",
+        "speed_mbps": float (0 when unknown)}}`` (NAPALM ``get_interfaces``: ``is_up``, ``is_enabled``, ``speed``).
+
+        Raises:
+            NotImplementedError: the driver cannot read them.
+            DeviceError: the device cannot be read.
+        """
+        raise NotImplementedError
+
+    def render_port_admin(self, interface: str, enabled: bool) -> str:
+        """The config that shuts (``enabled=False``) or re-enables one interface, in the device's syntax (pure;
+        applied with :meth:`apply`). Only for drivers with ``capabilities.port_admin``.
+
+        Raises:
+            NotImplementedError: the driver cannot.
+            ValueError: ``interface`` is not an interface name of this OS.
+        """
         raise NotImplementedError
 
     def interface_counters(self) -> dict[str, dict[str, int]]:

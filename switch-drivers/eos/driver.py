@@ -28,7 +28,7 @@ import re
 
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.eos import parse
-from harmless.switch_drivers.eos.render import STAG_TPIDS, render_config
+from harmless.switch_drivers.eos.render import STAG_TPIDS, render_config, render_port_admin
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 
 _EAPI_ERROR = re.compile(r"CLI command \d+ of \d+ '([^']*)' failed: ([^\[\]\n]+?)\s*(?:\[|$)", re.M)
@@ -65,7 +65,8 @@ class EosDriver(NapalmDriver):
 
     Capabilities: commit-confirm (EOS >= 4.23 config sessions with commit timer, the minimum NAPALM
     accepts), replace, QinQ (``switchport mode dot1q-tunnel``) with S-tag TPID 0x8100 or 0x88a8
-    (``switchport dot1q ethertype``), LAG (``Port-Channel`` trunks), link state (``show interfaces``).
+    (``switchport dot1q ethertype``), LAG (``Port-Channel`` trunks), link state (``show interfaces``), a port's
+    ``shutdown``, MAC learning off per interface (``no switchport mac address learning``).
     """
 
     name = "eos"
@@ -75,7 +76,12 @@ class EosDriver(NapalmDriver):
     def capabilities(self) -> Capabilities:
         """Static: everything this driver declares is available on every EOS NAPALM supports (>= 4.23)."""
         return Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=STAG_TPIDS,
-                            link_state=True)
+                            link_state=True, port_admin=True, mac_learning_off=True,
+                            mac_learning_source="EOS: switchport mac address learning, per interface")
+
+    def render_port_admin(self, interface: str, enabled: bool) -> str:
+        """``shutdown`` / ``no shutdown`` of one interface (:func:`render.render_port_admin`)."""
+        return render_port_admin(interface, enabled)
 
     device_message = staticmethod(device_message)
     parse_ports = staticmethod(parse.parse_port_states)

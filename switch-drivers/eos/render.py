@@ -8,7 +8,7 @@ from harmless.switch_drivers.base import AccessPortChange, TrunkChange
 from harmless.switch_drivers.eos.vids import format_vid_ranges
 from harmless.switch_drivers.rendering import collect_vlans, template_env
 
-__all__ = ["STAG_TPIDS", "TEMPLATE_DIR", "render_config"]
+__all__ = ["STAG_TPIDS", "TEMPLATE_DIR", "render_config", "render_port_admin"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _ENV = template_env(TEMPLATE_DIR)
@@ -35,7 +35,9 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> 
 
     Returns:
         EOS config text with 3-space indentation: ``vlan`` blocks (sorted by VID; trunk-only VIDs unnamed),
-        access ``interface`` blocks, trunk blocks, ``end``. Same input → same text.
+        access ``interface`` blocks, trunk blocks, ``end``. Same input → same text. A change with ``no_learning``
+        gets ``no switchport mac address learning`` on its interface (EOS learns per interface; the access port and
+        the trunk are the only members of a HARMLESS VLAN and the trunk carries only HARMLESS VLANs).
 
     Raises:
         ValueError: bad VID, VLAN name, interface name or TPID; one VID given two names; one interface
@@ -49,5 +51,11 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> 
             raise ValueError(f"{t.interface}: S-tag TPID {t.stag_tpid:#06x} is not one EOS can set "
                              f"({', '.join(f'{x:#06x}' for x in STAG_TPIDS)})")
         tpid = f"{t.stag_tpid:#06x}" if any_qinq and t.stag_tpid != 0x8100 else None
-        rows.append((t.interface, format_vid_ranges(t.vids), tpid))
+        rows.append((t.interface, format_vid_ranges(t.vids), tpid, t.no_learning))
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=list(access), trunks=rows)
+
+
+def render_port_admin(interface: str, enabled: bool) -> str:
+    """``interface X`` / ``shutdown`` (or ``no shutdown``) / ``end`` (pure). Raises ValueError for a bad name."""
+    _check_interface(interface)
+    return f"interface {interface}\n   {'no shutdown' if enabled else 'shutdown'}\n!\nend\n"

@@ -27,7 +27,7 @@ from harmless.switch_drivers.ios.hazards import replace_bridge
 from harmless.switch_drivers.ios.model import parse_model
 from harmless.switch_drivers.ios.parse import (interface_lines, needs_trunk_encapsulation, parse_port_states,
                                                 parse_vlans)
-from harmless.switch_drivers.ios.render import render_config
+from harmless.switch_drivers.ios.render import render_config, render_port_admin
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 from harmless.switch_drivers.rendering import OWN_VLAN_PREFIX
 
@@ -162,6 +162,12 @@ def session_port_of(show_users: str, show_arp: Callable[[str], str], show_mac: C
         return None
 
 
+#: where the IOS driver's MAC-learning capability comes from (plan's note), by the probe's answer
+LEARNING_SOURCE = {True: "the device answers show mac address-table learning",
+                   False: "the device does not know show mac address-table learning (Cisco documents per-VLAN MAC "
+                          "learning control for e.g. the Catalyst 3560/3750, not for the 2960)"}
+
+
 class IosDriver(NapalmDriver):
     """One Cisco IOS switch over SSH (NAPALM ``ios``).
 
@@ -249,8 +255,11 @@ class IosDriver(NapalmDriver):
         """Probe ``show archive`` once: commit-confirm needs IOS's archive feature.
 
         Always: replace (``configure replace``), QinQ (``switchport mode dot1q-tunnel``; the outer tag's TPID
-        is 0x8100 on IOS, hence ``stag_tpids=(0x8100,)``), link state (``get_interfaces``). No LAG support
-        in the template.
+        is 0x8100 on IOS, hence ``stag_tpids=(0x8100,)``), link state (``get_interfaces``), a port's
+        ``shutdown``. No LAG support in the template. MAC learning per VLAN (``no mac address-table learning vlan``,
+        Catalyst 3750-X/3560-X Software Configuration Guide 15.0(2)SE, "Disabling MAC Address Learning on a VLAN";
+        not on every platform: the Catalyst 2960 guide has no such section) where the device knows ``show mac
+        address-table learning``.
 
         Raises:
             DeviceError: not open, or the probe failed.
@@ -258,8 +267,10 @@ class IosDriver(NapalmDriver):
         if self._caps is None:
             out = self._call("show archive", self._dev().cli, ["show archive"])["show archive"]
             archive = bool(out.strip()) and "not enabled" not in out and "Invalid input" not in out
+            learning = bool(self._show("show mac address-table learning"))
             self._caps = Capabilities(commit_confirm=archive, replace=True, qinq=True, lag=False,
-                                      stag_tpids=(0x8100,), link_state=True)
+                                      stag_tpids=(0x8100,), link_state=True, port_admin=True,
+                                      mac_learning_off=learning, mac_learning_source=LEARNING_SOURCE[learning])
         return self._caps
 
     def facts(self) -> DeviceFacts:
@@ -274,6 +285,10 @@ class IosDriver(NapalmDriver):
         self._encapsulation = needs_trunk_encapsulation(
             None if "Invalid input" in switchport else switchport, f.model)
         return f
+
+    def render_port_admin(self, interface: str, enabled: bool) -> str:
+        """``shutdown`` / ``no shutdown`` of one interface (:func:`render.render_port_admin`)."""
+        return render_port_admin(interface, enabled)
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """Render ``templates/harmless.j2`` (see :func:`render.render_config`).

@@ -22,7 +22,7 @@ import re
 from harmless.errors import DeviceError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.junos import parse
-from harmless.switch_drivers.junos.render import MODE_KEYWORD, render_config
+from harmless.switch_drivers.junos.render import MODE_KEYWORD, render_config, render_port_admin
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,13 @@ class JunosDriver(NapalmDriver):
     @property
     def capabilities(self) -> Capabilities:
         """Static: commit confirmed, load override, ae LAG trunks, interface state; no QinQ."""
-        return Capabilities(commit_confirm=True, replace=True, qinq=False, lag=True, stag_tpids=(), link_state=True)
+        return Capabilities(commit_confirm=True, replace=True, qinq=False, lag=True, stag_tpids=(), link_state=True,
+                            port_admin=True, mac_learning_off=True,
+                            mac_learning_source="Junos: no-mac-learning under vlans")
+
+    def render_port_admin(self, interface: str, enabled: bool) -> str:
+        """``set``/``delete interfaces X disable`` (:func:`render.render_port_admin`)."""
+        return render_port_admin(interface, enabled)
 
     def _napalm_optional_args(self) -> dict:
         args: dict = {"port": self.port, "ignore_warning": ["statement not found"]}
