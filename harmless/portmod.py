@@ -236,17 +236,17 @@ class PortModWatcher(threading.Thread):
         self.plan = Plan.from_dict(s.plan)
         self.ovs = state_ovs(s)
         self.on_event, self.on_error, self.device = on_event, on_error, device
-        self._stop = threading.Event()
+        self._halt = threading.Event()
         self._wake_r, self._wake_w = os.pipe()
         self.ready = threading.Event()
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         os.write(self._wake_w, b"x")
 
     def run(self) -> None:
         streams, pid = None, None
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             try:
                 if streams is None or pid != self.ovs.vswitchd_pid():
                     streams, pid = self._open(streams)
@@ -256,7 +256,7 @@ class PortModWatcher(threading.Thread):
                 if streams is not None:
                     streams.close()
                 streams = None
-                self._stop.wait(1.0)
+                self._halt.wait(1.0)
         if streams is not None:
             streams.close()
 
@@ -288,10 +288,11 @@ class PortModWatcher(threading.Thread):
         done = []
         with st.shared_lock("harmless watch (port-mod)", LOCK_WAIT_S), PORTS:
             have = bridges.marks(self.ovs)
-            taps = bridges.tap_flags(self.ovs, set(have))
+            taps = bridges.tap_flags(self.ovs, set(have)) if have else {}
             for sp in self.plan.switches:
                 for ev in admin_changes(sp, have, taps, asked, seen):
-                    bridges.set_admin(self.ovs, sp, ev.ofport, ev.admin == "down")
+                    bridges.set_admin(self.ovs, sp, ev.ofport, ev.admin == "down", have)
+                    have = bridges.marks(self.ovs)
                     done.append(ev.model_copy(update={"applied_at": time.time()}))
         for ev in done:
             self.on_event(ev)
@@ -316,7 +317,7 @@ class DeviceWorker(threading.Thread):
         self.failed_at: dict[tuple[str, str], float] = {}
         self.cv = threading.Condition()
         self.sessions = Sessions()
-        self._stop = False
+        self._quit = False
 
     def ask(self, switch: str, interface: str, ofport: int, shut: bool) -> None:
         """The controller holds (``shut``) or released this port: make the device follow."""
@@ -327,16 +328,16 @@ class DeviceWorker(threading.Thread):
 
     def stop(self) -> None:
         with self.cv:
-            self._stop = True
+            self._quit = True
             self.cv.notify()
 
     def run(self) -> None:
         try:
             while True:
                 with self.cv:
-                    while not self._stop and not self._due():
+                    while not self._quit and not self._due():
                         self.cv.wait(DEVICE_RETRY_S)
-                    if self._stop:
+                    if self._quit:
                         return
                     key = self._due()[0]
                     ofport, shut = self.want.pop(key)

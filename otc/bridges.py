@@ -346,7 +346,7 @@ def set_link(ovs: Ovs, sp: SwitchPlan, ofport: int, up: bool) -> None:
         _to_placeholder(ovs, sp, ofport, LINK_KEY, tap_up=True)
 
 
-def set_admin(ovs: Ovs, sp: SwitchPlan, ofport: int, down: bool) -> None:
+def set_admin(ovs: Ovs, sp: SwitchPlan, ofport: int, down: bool, have: dict[str, set[str]] | None = None) -> None:
     """Hold br-of port ``ofport`` of ``sp`` administratively down (``down=True``) for a controller, or release it.
 
     Down: the port becomes the placeholder (as for a link down, :func:`set_link`) on a tap that is administratively
@@ -358,16 +358,19 @@ def set_admin(ovs: Ovs, sp: SwitchPlan, ofport: int, down: bool) -> None:
     again (``LIVE``). The tap changes first and the mark second, so a crash in between leaves what the controller
     asked for readable from the tap (:func:`tap_flags`). Idempotent.
 
+    Args:
+        have: :func:`marks` as the caller just read them (saves reading them again: the port-mod's latency).
+
     Raises:
         OvsError: as :func:`set_link`.
     """
     of_side = patch_names(sp.name, ofport)[1]
-    have = marks(ovs).get(of_side, set())
+    have = (marks(ovs) if have is None else have).get(of_side, set())
     if down and have:
         _ip(ovs, "link", "set", "dev", of_side, "down")
         ovs.transact([["set", "Interface", of_side, f"external_ids:{ADMIN_KEY}=down"]])
     elif down:
-        _to_placeholder(ovs, sp, ofport, ADMIN_KEY, tap_up=False)
+        _admin_placeholder(ovs, sp, ofport)
     elif LINK_KEY in have:
         _ip(ovs, "link", "set", "dev", of_side, "up")
         ovs.transact([["remove", "Interface", of_side, "external_ids", ADMIN_KEY]])
@@ -393,6 +396,35 @@ def _to_placeholder(ovs: Ovs, sp: SwitchPlan, ofport: int, key: str, tap_up: boo
     if mac and (_link_info(ovs, of_side) or {}).get("address") != mac:
         _ip(ovs, "link", "set", "dev", of_side, "address", mac)
     _restore_bits(ovs, sp, ofport, bits)
+
+
+def _admin_placeholder(ovs: Ovs, sp: SwitchPlan, ofport: int) -> None:
+    """Swap patch port ``ofport`` to its placeholder for a controller's port-down, in as few steps as it takes (the
+    port-mod's latency: four commands): a new tap is down, so OVS adds the port with config PORT_DOWN and state
+    LINK_DOWN (port-status DELETE, ADD); then the tap takes the port's previous address (MODIFY: the same hw_addr
+    as before, so the controller's next port-mod matches it; the MODIFY is what Faucet acts on, see
+    :func:`_to_placeholder`)."""
+    of_side = patch_names(sp.name, ofport)[1]
+    mac, bits = port_desc_one(ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", sp.bridge, str(ofport)), ofport)
+    if _ip(ovs, "tuntap", "add", "dev", of_side, "mode", "tap", check=False).returncode != 0:
+        _ensure_tap(ovs, of_side, up=False)        # exists already: it must be our tap
+    try:
+        ovs.transact(placeholder_commands(of_side, ofport, (ADMIN_KEY,)))
+    except OvsError:
+        _delete_tap(ovs, of_side)
+        raise
+    if mac:
+        _ip(ovs, "link", "set", "dev", of_side, "address", mac)
+    _restore_bits(ovs, sp, ofport, bits)
+
+
+def port_desc_one(text: str, ofport: int) -> tuple[str, set[str]]:
+    """``(hw_addr, controller config bits)`` of port ``ofport`` in ``ovs-ofctl dump-ports-desc`` output
+    (``("", set())`` when it is not there; OpenFlow 1.3's port description has no port filter, so ovs-ofctl may
+    print every port). Pure."""
+    m = re.search(rf"^\s*{ofport}\([^)]*\): addr:([0-9a-f:]{{17}})", text, re.M)
+    desc = parse_ports_desc(text).get(ofport)
+    return (m.group(1) if m else ""), (set(desc["config"]) & set(CONFIG_BITS) if desc else set())
 
 
 def _to_patch(ovs: Ovs, sp: SwitchPlan, ofport: int) -> None:
