@@ -294,11 +294,15 @@ def status(as_json, no_device):
         return
     for sw in s["switches"]:
         t = Table(title=f"{sw['name']}: {sw['bridge']} (datapath id {sw['datapath_id']})")
-        for col in ("legacy port", "OF port", "VID", "device link", "br-of state", "held", "rx packets", "tx packets"):
+        for col in ("legacy port", "OF port", "VID", "device link", "br-of state", "held", "port-down",
+                    "rx packets", "tx packets"):
             t.add_column(col, min_width=9 if col == "br-of state" else None)    # fits LINK_DOWN
         for p in sw["ports"]:
+            down = ("controller" + (", device shut" if p.get("device_shut") else "")) if p.get("admin_down") else \
+                ("device shut" if p.get("device_shut") else "no")
             t.add_row(p["interface"], str(p["ofport"]), str(p["vid"]), p["device_link"], p.get("br_of_state", "-"),
-                      "yes" if p.get("blocked_by_watch") else "no", str(p["rx_packets"]), str(p["tx_packets"]))
+                      "yes" if p.get("blocked_by_watch") else "no", down, str(p["rx_packets"]),
+                      str(p["tx_packets"]))
         out.print(t)
         from harmless.qos.model import PortQos
         for p in sw["ports"]:           # per-port QoS (docs/qos.md; harmless qos show for counters)
@@ -328,32 +332,49 @@ def status(as_json, no_device):
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line for each change")
 @click.option("--syslog", default=None, metavar="HOST:PORT", envvar="HARMLESS_WATCH_SYSLOG",
               help="also listen for the switches' syslog (UDP): a link-change message polls that switch at once")
+@click.option("--no-port-mod", is_flag=True, envvar="HARMLESS_WATCH_NO_PORT_MOD",
+              help="do not carry out controllers' port-mods (OFPPC_PORT_DOWN); link mirroring only")
 @handle_errors
-def watch(interval, once, as_json, syslog):
-    """Mirror legacy link state to br-of: a legacy access port going down/up reaches every controller.
+def watch(interval, once, as_json, syslog, no_port_mod):
+    """Mirror legacy link state to br-of, and carry out controllers' port-downs as a hardware switch does.
 
     Polls every deployed switch (NAPALM get_interfaces) every --interval seconds. When a migrated port's link goes
     down (or is shut down on the device) its br-of port shows state LINK_DOWN to the controllers and passes nothing;
     when it comes back it is LIVE again. OVS sends an OpenFlow port-status each time (DELETE + ADD, the port keeps its
-    number and name; see docs/link-state.md). The port's config bits stay the controller's. With --syslog, a
-    link-change syslog message from a switch polls it at once (the device's answer is what counts). Runs until Ctrl-C;
-    packaging/systemd/harmless-watch.service runs it as a service.
+    number and name; see docs/link-state.md). With --syslog, a link-change syslog message from a switch polls it at
+    once (the device's answer is what counts).
+
+    A controller's port-mod with OFPPC_PORT_DOWN (which OVS ignores on br-of's patch ports) holds the br-of port down
+    at once (config PORT_DOWN, state LINK_DOWN, nothing passes) and shuts the legacy port on the device, so the host
+    loses its link (inventory openflow.port_down: server keeps it on the server); clearing the bit undoes both. Runs
+    until Ctrl-C; packaging/systemd/harmless-watch.service runs it as a service.
     """
     _need_root()
-    from harmless import linkwatch
+    from harmless import linkwatch, portmod
 
-    def event(ev):
+    def show(ev, line):
         if as_json:
             click.echo(json.dumps(ev.model_dump(mode="json")), nl=True)   # the typed event (times rounded to ms)
             sys.stdout.flush()
         else:
-            out.print(f"{ev.switch} {ev.interface} (OpenFlow port {ev.ofport}): link {ev.link} "
-                      f"(device: {ev.device_state}; on br-of {1000 * (ev.applied_at - ev.detected_at):.0f} ms "
-                      "after the device answered)")
+            out.print(line)
+
+    def link(ev):
+        show(ev, f"{ev.switch} {ev.interface} (OpenFlow port {ev.ofport}): link {ev.link} "
+                 f"(device: {ev.device_state}; on br-of {1000 * (ev.applied_at - ev.detected_at):.0f} ms "
+                 "after the device answered)")
+
+    def admin(ev):
+        what = {("br-of", "down"): "held down on br-of (config PORT_DOWN)", ("br-of", "up"): "released on br-of",
+                ("device", "down"): "legacy port shut on the device", ("device", "up"): "legacy port enabled again",
+                }.get((ev.where, ev.admin), f"device left as it is ({ev.detail})")
+        show(ev, f"{ev.switch} {ev.interface} (OpenFlow port {ev.ofport}): controller port-{ev.admin}: {what} "
+                 f"({1000 * (ev.applied_at - ev.detected_at):.0f} ms)")
 
     listen = linkwatch.parse_listen(syslog) if syslog else None
-    linkwatch.watch(interval, once, on_event=event, on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"),
-                    syslog=listen)
+    portmod.watch(interval, once, on_event=link, on_admin=admin,
+                  on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"), syslog=listen,
+                  port_mod=not no_port_mod)
 
 
 # ----------------------------------------------------------------------------- lab

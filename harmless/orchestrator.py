@@ -31,6 +31,7 @@ from harmless.down import DownRun, recover_previous
 from harmless.inventory import load_inventory
 from harmless.otc import controllers as controller_side
 from harmless.qos.deploy import check_kernel as qos_check_kernel
+from harmless.portmod import finish as portmod_finish
 from harmless.qos.live import finish as qos_live_finish
 from harmless.restore import restore_locked
 from harmless.results import DownResult, PlanResult, RecoverResult, StatusReport, UpResult
@@ -136,7 +137,7 @@ def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> Re
     * an interrupted first ``up``, ``down`` or rollback: the same as :func:`down` (originals back, bridges removed).
 
     Returns:
-        :class:`harmless.results.RecoverResult` (dumps as ``{"recovered": "nothing"|"qos"|"restore"|"previous
+        :class:`harmless.results.RecoverResult` (dumps as ``{"recovered": "nothing"|"qos"|"restore"|"portmod"|"previous
         deployment"|"down", ...}``, with :func:`down`'s keys for ``down``).
 
     Raises:
@@ -151,6 +152,8 @@ def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> Re
         if first.get("op") == "qos":          # an interrupted `harmless qos set/clear`: apply what the state says
             details = qos_live_finish(recs, progress).model_dump(mode="json")
             return RecoverResult(recovered="qos", details={k: v for k, v in details.items() if k != "recovered"})
+        if first.get("op") == "portmod":      # a legacy port shut/enabled for a port-mod: make it what the state says
+            return RecoverResult(recovered="portmod", details=portmod_finish(recs, progress))
         if first.get("op") == "restore":      # an interrupted harmless restore (server only): run it again
             return RecoverResult(recovered="restore", details=restore_locked(progress).model_dump(mode="json"))
         try:

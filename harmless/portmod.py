@@ -43,7 +43,7 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
-from harmless import journal, procs
+from harmless import journal, linkwatch, procs
 from harmless import state as st
 from harmless.deployment import connect_deployed, state_ovs
 from harmless.errors import HarmlessError, InputError, OvsError
@@ -480,5 +480,26 @@ def stop(w: PortModWatcher | None) -> None:
         w.device.join(300)
 
 
+def watch(interval: float = 1.0, once: bool = False, on_event: Callable = lambda e: None,
+          on_admin: Report = lambda e: None, on_error: Say = lambda m: None,
+          syslog: tuple[str, int] | None = None, port_mod: bool = True) -> None:
+    """``harmless watch``: link mirroring (:func:`harmless.linkwatch.watch`) and, beside it, the port-mod watcher
+    (:func:`start`; not with ``once`` or ``port_mod=False``), until Ctrl-C.
+
+    Raises:
+        As :func:`harmless.linkwatch.watch`; OvsError when ovs-vswitchd's log cannot be followed is reported through
+        ``on_error`` (link mirroring goes on).
+    """
+    if interval < linkwatch.MIN_INTERVAL or once or not port_mod:
+        linkwatch.watch(interval, once, on_event, on_error, syslog)
+        return
+    s = st.load()
+    w = start(s, on_admin, on_error) if s and s.plan else None
+    try:
+        linkwatch.watch(interval, once, on_event, on_error, syslog)
+    finally:
+        stop(w)
+
+
 __all__ = ["AdminEvent", "DeviceWorker", "PortModWatcher", "admin_changes", "asked_down", "device_change",
-           "device_step", "finish", "prepare_ovs", "start", "stop"]
+           "device_step", "finish", "prepare_ovs", "start", "stop", "watch"]

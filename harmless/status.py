@@ -30,8 +30,10 @@ def device_links(s: DeploymentState, name: str) -> dict[str, str]:
         return {"error": str(e)}
 
 
-def switch_status(ovs: Ovs, sp: SwitchPlan, links: dict[str, str]) -> SwitchStatus:
-    """One switch's br-of: its ports (with the device's ``links``), controllers and trunks."""
+def switch_status(ovs: Ovs, sp: SwitchPlan, links: dict[str, str], shut: dict[str, dict] | None = None
+                  ) -> SwitchStatus:
+    """One switch's br-of: its ports (with the device's ``links`` and the legacy ports HARMLESS ``shut`` for a
+    controller's port-down, ``state.port_admin[switch]``), controllers and trunks."""
     try:
         ps = bridges.port_status(ovs, sp)
     except OvsError as e:
@@ -44,7 +46,8 @@ def switch_status(ovs: Ovs, sp: SwitchPlan, links: dict[str, str]) -> SwitchStat
                                 br_of_state=c.get("br_of_state", "unknown"),
                                 blocked_by_watch=c.get("blocked_by_watch", False),
                                 rx_packets=c.get("rx_packets", 0), tx_packets=c.get("tx_packets", 0),
-                                qos=asdict(p.qos) if p.qos else None))
+                                qos=asdict(p.qos) if p.qos else None, admin_down=c.get("admin_down", False),
+                                device_shut=p.interface in (shut or {})))
     return SwitchStatus(name=sp.name, bridge=sp.bridge, datapath_id=sp.datapath_id, ports=ports,
                         controllers=ps["controllers"], trunks=ps["trunks"], error=ps.get("error"))
 
@@ -70,7 +73,7 @@ def status(with_device: bool = True) -> StatusReport:
     switches = []
     for sp in Plan.from_dict(s.plan).switches:
         links = device_links(s, sp.name) if with_device and sp.name in s.switches else {}
-        switches.append(switch_status(ovs, sp, links))
+        switches.append(switch_status(ovs, sp, links, s.port_admin.get(sp.name, {})))
     return StatusReport(deployed=True, unfinished_journal=pending, inventory=s.inventory,
                         ovs_running=ovs.vswitchd_running() if ovs.private else ovs.ovsdb_running(),
                         switches=switches)
