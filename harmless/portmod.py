@@ -357,9 +357,10 @@ class DeviceWorker(threading.Thread):
             ev = device_change(switch, interface, ofport, shut, self.sessions)
             if ev is not None:
                 self.on_event(ev)
-        except HarmlessError as e:
+        except Exception as e:  # noqa: BLE001 - a device or driver failure must not end the worker: report, retry
             self.sessions.drop(switch)
-            self.on_error(f"port-mod: {switch} {interface}: the device was not changed ({e})")
+            why = str(e) if isinstance(e, HarmlessError) else f"{type(e).__name__}: {e}"
+            self.on_error(f"port-mod: {switch} {interface}: the device was not changed ({why})")
             with self.cv:
                 self.want.setdefault(key, (ofport, shut))
                 self.failed_at[key] = time.monotonic()
@@ -415,11 +416,11 @@ def _journaled(s: DeploymentState, drv, switch: str, interface: str, ofport: int
         admin.get(switch, {}).pop(interface, None)
     new = s.model_copy(update={"port_admin": {n: v for n, v in admin.items() if v}})
     j = journal.Journal("portmod")
-    j.record("portmod.begin", switch=switch, interface=interface, ofport=ofport, step=step)
+    j.record("portmod.begin", switch=switch, interface=interface, ofport=ofport, action=step)
     j.record("state.save")
     st.save(new)
     try:
-        j.record("device.commit", switch=switch, interface=interface, step=step)
+        j.record("device.commit", switch=switch, interface=interface, action=step)
         drv.apply(drv.render_port_admin(interface, enabled=step == "no-shut"))
     except BaseException as e:
         j.record("rollback.begin", reason=str(e)[:300])
