@@ -86,6 +86,8 @@ def _print_plan(res) -> None:
             for k in getattr(p, "keep", ()):
                 out.print(f"note: {p.interface} keeps {k} on the switch: {KEEP_CONSEQUENCE[k]}", highlight=False,
                           markup=False)
+        for note in sp.notes:               # transparency the switch cannot give (MAC learning, port-down)
+            out.print(f"note: {note}", highlight=False, markup=False)
         out.print(f"controllers: {', '.join(sp.controllers) or '(none: br-of stays fail-secure, no flows)'}")
         diff = res.diffs.get(sp.name, "")
         out.print(f"[bold]switch config diff for {sp.name}[/bold]" + ("" if diff else ": (none, already configured)"))
