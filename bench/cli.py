@@ -71,8 +71,9 @@ def _preflight() -> None:
                    "Gbit/s per core); measures --trunk (default all) first.")
 @click.option("--cores", type=click.IntRange(1, 256), default=1, show_default=True,
               help="--sizing: OVS cores to size for (the one-core figure scaled linearly; an assumption).")
+@click.option("-q", "--quiet", is_flag=True, help="no progress lines on stderr (errors and the result still print)")
 def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline, parts, trial_seconds, max_trials,
-          retries, frame_sizes, trunk, bidirectional, frames, repeat, sizing, cores):
+          retries, frame_sizes, trunk, bidirectional, frames, repeat, sizing, cores, quiet):
     """Benchmark the HARMLESS server path against the same pipeline on plain OVS-DPDK, in one run.
 
     Mpps figures of --quick are RFC 2889 maximum forwarding rates in a closed testpmd loop (labelled so in
@@ -103,7 +104,7 @@ def bench(quick, suite, out_dir, as_json, duration, rounds, hugepages, baseline,
     if (trunk or sizing) and suite == "paper" and not quick:
         suite = "quick"
     _preflight()
-    progress = _progress(False)
+    progress = _progress(quiet)
     try:
         if trunk or sizing:
             _trunk_bench(trunk or "all", sizing, bidirectional, "imix" if sizing else frames, repeat, cores,

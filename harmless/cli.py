@@ -1,8 +1,11 @@
 """The ``harmless`` command line (click). Every command has ``--help``; machine output with ``--json``.
 
-Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback; exit code 2 for bad
-input (nothing changed), 1 for a failure (rolled back), 3 when ``up`` migrated some switches and rolled back the
-others, 130 on Ctrl-C.
+One convention for every command (docs/cli.md, built in :mod:`harmless.clikit`): the same option for the same thing
+(``-i/--inventory``, ``--switch NAME``, ``--config [SWITCH=]FILE``, ``-q/--quiet``, ``--json``, ``--dry-run``),
+tables whole in a terminal and plain tab-separated lines in a pipe, and one table of exit codes: 0 done or nothing
+to do, 1 a failure (rolled back), 2 refused/bad input (nothing changed), 3 when ``up`` migrated some switches and
+rolled back the others, 4 ``up --keep-on-no-controller`` kept a deployment no controller reached, 130 on Ctrl-C.
+Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback.
 """
 from __future__ import annotations
 
@@ -15,18 +18,17 @@ from pathlib import Path
 import click
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table
+from rich.text import Text
 
 from harmless import __version__
 # the shared helpers live in harmless.clikit: component command groups import them from there, never from here
-from harmless.clikit import err, handle_errors, out
+from harmless.clikit import (EXIT_FAILURE, EXIT_NO_CONTROLLER, EXIT_PARTIAL, Col, config_option, dry_run_option, err,
+                             handle_errors, inventory_option, json_option, out, pick_switch, print_findings,
+                             print_table, quiet_option, split_configs, switch_option)
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 
-#: exit status of ``up`` when some switches were migrated and others failed (each failed one rolled back alone)
-EXIT_PARTIAL = 3
-#: exit status of ``up --keep-on-no-controller`` when it kept a deployment that no controller connected to
-EXIT_NO_CONTROLLER = 4
+__all__ = ["EXIT_NO_CONTROLLER", "EXIT_PARTIAL", "main"]
 _FINAL_EVENTS = {"migrated", "unchanged", "failed", "restored"}
 
 
@@ -46,13 +48,10 @@ def _fleet_bar(n_switches: int, quiet: bool, what: str):
 
 
 def _print_results(results: dict) -> None:
-    t = Table(title="switches")
-    for col in ("switch", "result", "detail"):
-        t.add_column(col)
     colour = {"migrated": "green", "unchanged": "green", "failed": "red"}
-    for name, r in results.items():
-        t.add_row(name, f"[{colour.get(r['status'], 'white')}]{r['status']}[/]", r.get("error") or "")
-    out.print(t)
+    print_table("switches", [Col("switch"), Col("result"), Col("detail", free=True)],
+                [[name, Text(r["status"], style=colour.get(r["status"], "")), r.get("error") or ""]
+                 for name, r in results.items()])
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,37 +71,118 @@ def main():
 
 
 # ----------------------------------------------------------------------------- plan / up / down / status
-def _print_plan(res) -> None:
+def _keep_notes(sp) -> list[str]:
+    """One note per kept feature (inventory keep, preflight), naming every port that keeps it."""
     from harmless.preflight import KEEP_CONSEQUENCE
+    by_feature: dict[str, list[str]] = {}
+    for p in sp.ports:
+        for k in getattr(p, "keep", ()):
+            by_feature.setdefault(k, []).append(p.interface)
+    return [f"note: {', '.join(ports)} {'keeps' if len(ports) == 1 else 'keep'} {k} on the switch: "
+            f"{KEEP_CONSEQUENCE[k]}" for k, ports in by_feature.items()]
+
+
+def _controller_line(sp, checks) -> str:
+    """``controllers: tcp:IP:PORT (reachable, OpenFlow13 HELLO), ...`` with what the check from the server found."""
+    if not sp.controllers:
+        return "controllers: (none: br-of stays fail-secure, no flows)"
+    said = {c.target: c for c in checks if c.switch == sp.name}
+
+    def one(t: str) -> str:
+        c = said.get(t)
+        if c is None:
+            return t
+        if c.stage == "ok":
+            return f"{t} (reachable, {c.hello} HELLO)"
+        return f"{t} ({'not checked' if c.stage == 'unchecked' else 'unreachable' if not c.reachable else 'no HELLO'}"\
+               f": {c.reason})"
+    return "controllers: " + ", ".join(one(t) for t in sp.controllers)
+
+
+def _print_plan(res) -> None:
     for sp in res.plan.switches:
-        t = Table(title=f"{sp.name}: {sp.bridge} (datapath id {sp.datapath_id}, {', '.join(sp.protocols)})")
-        for col in ("legacy port", "OpenFlow port", "VID", "trunk"):
-            t.add_column(col)
-        for p in sp.ports:
-            vid = f"{p.vid} (S-tag {sp.stag_tpid:#06x}, QinQ)" if p.qinq else str(p.vid)
-            t.add_row(p.interface, str(p.ofport), vid, p.trunk)
-        out.print(t)
-        for p in sp.ports:                  # features the legacy switch keeps running (inventory keep, preflight)
-            for k in getattr(p, "keep", ()):
-                out.print(f"note: {p.interface} keeps {k} on the switch: {KEEP_CONSEQUENCE[k]}", highlight=False,
-                          markup=False)
-        for note in sp.notes:               # transparency the switch cannot give (MAC learning, port-down)
-            out.print(f"note: {note}", highlight=False, markup=False)
-        out.print(f"controllers: {', '.join(sp.controllers) or '(none: br-of stays fail-secure, no flows)'}")
-        diff = res.diffs.get(sp.name, "")
-        out.print(f"[bold]switch config diff for {sp.name}[/bold]" + ("" if diff else ": (none, already configured)"))
-        if diff:
-            out.print(diff, highlight=False, markup=False)
+        print_table(f"{sp.name}: {sp.bridge} (datapath id {sp.datapath_id}, {', '.join(sp.protocols)})",
+                    [Col("legacy port"), Col("OpenFlow port", "right"), Col("VID"), Col("trunk")],
+                    [[p.interface, str(p.ofport), f"{p.vid} (S-tag {sp.stag_tpid:#06x}, QinQ)" if p.qinq
+                      else str(p.vid), p.trunk] for p in sp.ports])
+        for line in _keep_notes(sp):
+            out.print(line, highlight=False, markup=False)
+        for tr in sp.trunks:
+            out.print(f"trunk {tr.switch_port} -> {tr.server_interface}: VIDs {','.join(map(str, tr.vids)) or '-'}"
+                      + (" (shared: its other VLANs stay)" if tr.shared else "")
+                      + (" (shut down now: the plan brings it up)" if tr.bring_up else ""), highlight=False,
+                      markup=False)
+        out.print(_controller_line(sp, res.controllers), highlight=False, markup=False)
+        print_findings([f for f in res.findings if f.switch == sp.name], out)
+        _print_change(res, sp.name)
+    print_findings([f for f in res.findings if f.switch not in {sp.name for sp in res.plan.switches}], out)
+
+
+def _print_change(res, name: str) -> None:
+    """The switch's full diff (removals and additions per block), else the device's own diff."""
+    change = res.changes.get(name)
+    if change is not None:
+        out.print(f"[bold]switch config diff for {name}[/bold] ("
+                  + ("none, already configured" if change.empty else f"- removed, + added: {change.summary()}")
+                  + ")")
+        if not change.empty:
+            out.print(change.text(), highlight=False, markup=False, end="")
+        return
+    diff = res.diffs.get(name, "")
+    out.print(f"[bold]switch config diff for {name}[/bold]" + ("" if diff else ": (none, already configured)"))
+    if diff:
+        out.print(diff, highlight=False, markup=False)
+
+
+def _inventory_switches(inventory: str, switch: str | None) -> tuple[object, set[str] | None]:
+    """The validated inventory and the ``--switch`` selection (None: every switch). Raises InputError (exit 2)."""
+    from harmless.inventory import load_inventory
+    inv = load_inventory(inventory)
+    chosen = pick_switch([sw.name for sw in inv.switches], switch, f"{inventory}: switches")
+    return inv, (set(chosen) if switch else None)
+
+
+def _only(selection) -> dict:
+    """``{"only": selection}`` for the orchestrator when ``--switch`` was given, else ``{}`` (the call stays the
+    one without --switch)."""
+    return {} if selection is None else {"only": selection}
+
+
+def _offline_configs(inv, inventory: str, configs: tuple[str, ...], switch: str | None) -> dict[str, Path]:
+    """``--config [SWITCH=]FILE`` values of ``plan`` as ``{switch: file}``: a FILE without SWITCH= is the config
+    of ``--switch``, or of the inventory's only switch.
+
+    Raises:
+        InputError: no switch to give a bare FILE to, a switch other than ``--switch``, a switch given twice.
+    """
+    from harmless.errors import InputError
+    names = [sw.name for sw in inv.switches]
+    default = switch or (names[0] if len(names) == 1 else None)
+    out_: dict[str, Path] = {}
+    for name, path in split_configs(configs):
+        name = name or default
+        if name is None:
+            raise InputError(f"--config {path}", f"{inventory} has {len(names)} switches: which one is this the "
+                             "config of?", f"write --config SWITCH={path} (one of: {', '.join(names)})")
+        if switch and name != switch:
+            raise InputError(f"--config {name}={path}", f"--switch {switch} plans only {switch}",
+                             f"drop --switch, or give --config {switch}=FILE")
+        if name in out_:
+            raise InputError("--config", f"switch {name} is given twice", "give one saved config per switch")
+        out_[name] = path
+    return out_
 
 
 @main.command()
-@click.option("-i", "--inventory", required=True, type=click.Path(dir_okay=False), help="inventory YAML file")
-@click.option("--json", "as_json", is_flag=True, help="print the plan and diff as one JSON object")
-@click.option("--config", "configs", multiple=True, metavar="SWITCH=FILE",
-              help="plan SWITCH offline from its saved running config FILE, without contacting it (repeatable; "
-                   "only the switches named are planned; the diff is computed locally, not by the device)")
+@inventory_option()
+@switch_option("plan only this switch of the inventory (the others are not contacted; br-otc numbers are kept)")
+@config_option("plan offline from a saved running config, without contacting the switch (repeatable: one per "
+               "switch; only the switches given are planned, the diff is computed locally). SWITCH= may be left "
+               "out with --switch or a one-switch inventory")
+@quiet_option()
+@json_option("the plan and diff as one JSON object")
 @handle_errors
-def plan(inventory, as_json, configs):
+def plan(inventory, switch, configs, quiet, as_json):
     """Show the VLAN/port plan and the switch config diff. Changes nothing.
 
     Reads the device (its port model: what every port is now, VLANs in use, VTP mode, LAGs), runs the preflight
@@ -111,16 +191,17 @@ def plan(inventory, as_json, configs):
     references), maps legacy port N to OpenFlow port N, renders the tagging config and asks the device for the
     diff (the candidate is discarded).
 
-    With --config SWITCH=FILE nothing is contacted: the same model, rules and planner run on the saved running
+    With --config [SWITCH=]FILE nothing is contacted: the same model, rules and planner run on the saved running
     config, and the diff is computed locally (the rendered lines the saved config does not have).
     """
     from harmless import orchestrator
     if configs:
         from harmless import offline
-        from harmless.inventory import load_inventory
-        res = offline.plan_offline(load_inventory(inventory), inventory, offline.parse_config_args(configs))
+        inv, _ = _inventory_switches(inventory, switch)
+        res = offline.plan_offline(inv, inventory, _offline_configs(inv, inventory, configs, switch))
     else:
-        res = orchestrator.plan(inventory, _progress(as_json))
+        only = _inventory_switches(inventory, switch)[1] if switch else None
+        res = orchestrator.plan(inventory, _progress(quiet or as_json), **_only(only))
     if as_json:
         click.echo(json.dumps(res.to_dict()))
     else:
@@ -128,8 +209,10 @@ def plan(inventory, as_json, configs):
 
 
 @main.command()
-@click.option("-i", "--inventory", required=True, type=click.Path(dir_okay=False), help="inventory YAML file")
-@click.option("--dry-run", is_flag=True, help="same as `harmless plan`: show what would change, change nothing")
+@inventory_option()
+@switch_option("read, change and report only this switch of the inventory; every other deployed switch keeps its "
+               "deployed plan and is not contacted")
+@dry_run_option("same as `harmless plan`: show what would change, change nothing")
 @click.option("--revert-in", default=300, show_default=True,
               help="commit-confirm timer (s) on devices that support it; confirmed after the server side verifies")
 @click.option("--wait-controller", default=10.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
@@ -137,9 +220,10 @@ def plan(inventory, as_json, configs):
 @click.option("--no-wait", is_flag=True, help="do not wait for a controller (same as --wait-controller 0)")
 @click.option("--keep-on-no-controller", is_flag=True,
               help="when no controller connects in time, keep the deployment (exit 4) instead of rolling back")
-@click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@quiet_option()
+@json_option()
 @handle_errors
-def up(inventory, dry_run, revert_in, wait_controller, no_wait, keep_on_no_controller, as_json):
+def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_no_controller, quiet, as_json):
     """Configure the switch(es), build the translator and the OpenFlow bridge(s), connect the controller(s).
 
     Saves each switch's running config first; on any failure restores it and removes what was built.
@@ -153,19 +237,22 @@ def up(inventory, dry_run, revert_in, wait_controller, no_wait, keep_on_no_contr
     Then it waits (--wait-controller, default 10 s) until at least one controller of every br-of is connected and
     names them; if none connects, everything is rolled back and the exit status is 1 (with
     --keep-on-no-controller the deployment stays and the exit status is 4).
+
+    With --switch NAME only that switch is read, changed and reported; the other switches of the deployment keep
+    their deployed plan (br-of, translator flows) and their devices are not contacted.
     """
     from harmless import orchestrator
+    inv, only = _inventory_switches(inventory, switch)   # bad input is refused (exit 2) before anything else
     if dry_run:
-        res = orchestrator.plan(inventory, _progress(as_json))
+        res = orchestrator.plan(inventory, _progress(quiet or as_json), **_only(only))
         click.echo(json.dumps(res.to_dict())) if as_json else _print_plan(res)
         return
-    from harmless.inventory import load_inventory
-    n = len(load_inventory(inventory).switches)          # bad input is refused (exit 2) before anything else
+    n = len(only) if only else len(inv.switches)
     _need_root()
-    with _fleet_bar(n, as_json, "harmless up") as on_switch:
-        r = orchestrator.up(inventory, _progress(as_json), revert_in=revert_in, on_switch=on_switch,
+    with _fleet_bar(n, quiet or as_json, "harmless up") as on_switch:
+        r = orchestrator.up(inventory, _progress(quiet or as_json), revert_in=revert_in, on_switch=on_switch,
                             wait_controller=0 if no_wait else wait_controller,
-                            keep_on_no_controller=keep_on_no_controller)
+                            keep_on_no_controller=keep_on_no_controller, **_only(only))
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     else:
@@ -202,43 +289,73 @@ def _print_down(r) -> None:
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@quiet_option()
+@json_option()
 @handle_errors
-def down(as_json):
+def down(quiet, as_json):
     """Restore every switch's exact original configuration and remove the bridges.
 
     Works from whatever is left: the state, the journal of an interrupted up/down (Ctrl-C, kill, power loss), and
     the retained original backups (so a lost or corrupt state file loses nothing). Each device must equal its
     original byte for byte before the bridges are removed and HARMLESS's private Open vSwitch is stopped.
+    Nothing deployed: says so, exit 0 (with --json the empty result: no switch restored, nothing removed).
     """
     _need_root()
     from harmless import orchestrator
     from harmless import state as st
+    from harmless.errors import NothingToDo
+    from harmless.results import DownResult
     try:
         n = len(s.switches) if (s := st.load()) else 0
     except st.StateError:
         n = 0
-    with _fleet_bar(n, as_json, "harmless down") as on_switch:
-        r = orchestrator.down(_progress(as_json), on_switch=on_switch)
+    try:
+        with _fleet_bar(n, quiet or as_json, "harmless down") as on_switch:
+            r = orchestrator.down(_progress(quiet or as_json), on_switch=on_switch)
+    except NothingToDo as e:
+        if not as_json:
+            raise                    # handle_errors: the line, exit 0
+        err.print(escape(str(e)), highlight=False, soft_wrap=True)
+        r = DownResult(restored={}, config_restored=False, ports_restored={}, server=[])
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     else:
         _print_down(r)
 
 
+_WOULD = {"qos": "apply the QoS the state records (an interrupted harmless qos set/clear)",
+          "restore": "run the interrupted harmless restore again (server side only)",
+          "previous deployment": "put the switches it touched back as before it and rebuild the bridges to the "
+                                 "deployed plan",
+          "down": "do what harmless down does: every switch back to its original config, bridges removed"}
+
+
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@dry_run_option("say what it would do (read from the journal), change nothing")
+@quiet_option()
+@json_option()
 @handle_errors
-def recover(as_json):
+def recover(dry_run, quiet, as_json):
     """Finish what an interrupted `up` or `down` left behind (read from its journal).
 
     An interrupted `up` on top of a running deployment: the switches it touched go back to the config they had before
     it and the bridges to the deployed plan. An interrupted first `up` or a `down`: the same as `harmless down`
-    (every switch back to its original, bridges removed). Nothing to do: says so.
+    (every switch back to its original, bridges removed). Nothing to do: says so, exit 0.
     """
-    _need_root()
     from harmless import orchestrator
-    r = orchestrator.recover(_progress(as_json))
+    if dry_run:
+        r = orchestrator.recover_preview()
+        if as_json:
+            click.echo(json.dumps(r.model_dump(mode="json")))
+        elif r.recovered == "nothing":
+            out.print("nothing to recover (no interrupted run)")
+        else:
+            out.print(f"{r.details['journal']}; recover would {_WOULD[r.recovered]}"
+                      + (f" (switches it may have changed: {', '.join(r.switches)})" if r.switches else "")
+                      + "; nothing was changed", highlight=False, markup=False)
+        return
+    _need_root()
+    r = orchestrator.recover(_progress(quiet or as_json))
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     elif r.recovered == "nothing":
@@ -253,78 +370,95 @@ def recover(as_json):
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="print the list as one JSON array")
+@switch_option("only the backups of this switch")
+@json_option("the list as one JSON array (with the whole SHA-256)")
 @handle_errors
-def backups(as_json):
-    """List the switch configs HARMLESS saved: switch, time, SHA-256, role and status.
+def backups(switch, as_json):
+    """List the switch configs HARMLESS saved: switch, time, SHA-256, role, status and file.
 
     The *active original* of a switch (role original, status active) is what `harmless down` gives back; it was
     taken at the switch's first migration and is never overwritten. `restored` originals were proven back on the
-    device by a `down`; `pre-run` backups were taken before an incremental `up` (for `harmless recover`).
+    device by a `down`; `pre-run` backups were taken before an incremental `up` (for `harmless recover`). The table
+    shows the first 16 hex digits of the SHA-256 (`sha256sum FILE` prints it whole, so does --json).
     """
     from harmless import orchestrator
     rows = orchestrator.backups()
+    if switch is not None:
+        pick_switch(list(dict.fromkeys(r["switch"] for r in rows)), switch, "harmless backups --switch")
+        rows = [r for r in rows if r["switch"] == switch]
     if as_json:
         click.echo(json.dumps(rows))
         return
-    t = Table(title="saved switch configs (oldest first)")
-    for col in ("switch", "time (UTC)", "SHA-256", "role", "status", "file"):
-        t.add_column(col)
-    for r in rows:
-        status = "[bold green]active original[/]" if r["role"] == "original" and r["status"] == "active" \
-            else r["status"]
-        t.add_row(r["switch"], r["time"], r["sha256"][:16] + "…", r["role"], status, r["file"])
-    out.print(t if rows else "no backups saved yet")
+    if not rows:
+        out.print("no backups saved yet")
+        return
+    print_table("saved switch configs (oldest first)",
+                [Col("switch"), Col("time (UTC)"), Col("SHA-256 prefix"), Col("role"), Col("status"), Col("file")],
+                [[r["switch"], r["time"], r["sha256"][:16], r["role"],
+                  Text("active original", style="bold green") if r["role"] == "original" and r["status"] == "active"
+                  else r["status"], r["file"]] for r in rows])
+
+
+def _port_down(p: dict) -> str:
+    """The status table's "port-down" cell: a controller holds the port down, and/or HARMLESS shut it for it."""
+    held = ["controller"] if p.get("admin_down") else []
+    return ", ".join(held + (["device shut"] if p.get("device_shut") else [])) or "no"
+
+
+def _print_status_switch(sw: dict) -> None:
+    """One switch of ``harmless status`` (a dumped :class:`harmless.results.SwitchStatus`), for people."""
+    from harmless.qos.model import PortQos
+    print_table(f"{sw['name']}: {sw['bridge']} (datapath id {sw['datapath_id']})",
+                [Col("legacy port"), Col("OF port", "right"), Col("VID", "right"), Col("device link"),
+                 Col("br-of state"), Col("held"), Col("port-down"), Col("rx packets", "right"),
+                 Col("tx packets", "right")],
+                [[p["interface"], str(p["ofport"]), str(p["vid"]), p["device_link"], p.get("br_of_state", "-"),
+                  "yes" if p.get("blocked_by_watch") else "no", _port_down(p), str(p["rx_packets"]),
+                  str(p["tx_packets"])] for p in sw["ports"]])
+    for p in sw["ports"]:           # per-port QoS (docs/qos.md; harmless qos show for counters)
+        if p.get("qos"):
+            out.print(f"qos {p['interface']}: {PortQos(**p['qos']).describe()}", highlight=False, markup=False)
+    for c in sw["controllers"] or [{"target": "(none)", "is_connected": False, "role": "-", "state": "-"}]:
+        out.print(f"controller {escape(c['target'])}: " + ("[green]connected[/green]" if c["is_connected"] else
+                                                   "[red]not connected[/red]") + f", role {escape(c['role'])}"
+                  + (f", last error: {escape(c['last_error'])}" if c.get("last_error") and not c["is_connected"]
+                     else ""), highlight=False)
+        for line in c.get("tls_log") or []:      # TLS handshake/certificate failures from ovs-vswitchd's log
+            out.print(f"  [yellow]TLS[/yellow] {escape(line.split('|', 4)[-1].strip())}", highlight=False)
+    for name, tr in sw["trunks"].items():
+        out.print(f"trunk {name}: link {tr['link_state']}, rx {tr['rx_packets']}, tx {tr['tx_packets']}"
+                  + (f", type {tr['type']}" if tr.get("type") else "")
+                  + (f" ({tr['xdp_mode']} XDP)" if tr.get("xdp_mode") else "")
+                  + (f" [auto: {tr['why']}]" if tr.get("why") else "")
+                  + (f", error {tr['error']}" if tr.get("error") else ""), highlight=False, markup=False)
+    if sw.get("error"):
+        out.print(Text(sw["error"], style="red"))
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="print the status as one JSON object")
+@switch_option("only this deployed switch (the others are not contacted)")
 @click.option("--no-device", is_flag=True, help="do not log in to the switch for link states")
+@json_option("the status as one JSON object")
 @handle_errors
-def status(as_json, no_device):
-    """Port map, link state, per-port counters and controller connection state."""
+def status(switch, no_device, as_json):
+    """Port map, link state, per-port counters and controller connection state. Changes nothing.
+
+    Nothing deployed: says so, exit 0 (--json: "deployed": false).
+    """
     from harmless import orchestrator
-    report = orchestrator.status(with_device=not no_device)
+    report = orchestrator.status(with_device=not no_device, **_only(switch))
     s = report.model_dump(mode="json")
     if as_json:
         click.echo(json.dumps(s))
         return
     if s.get("unfinished_journal"):
-        err.print(f"[yellow]warning:[/yellow] {s['unfinished_journal']} (fix: harmless recover, or harmless down)")
+        err.print(f"[yellow]warning:[/yellow] {escape(s['unfinished_journal'])} (fix: harmless recover, or harmless "
+                  "down)")
     if not s["deployed"]:
         out.print("nothing deployed (harmless up -i INVENTORY)")
         return
     for sw in s["switches"]:
-        t = Table(title=f"{sw['name']}: {sw['bridge']} (datapath id {sw['datapath_id']})")
-        for col in ("legacy port", "OF port", "VID", "device link", "br-of state", "held", "port-down",
-                    "rx packets", "tx packets"):
-            t.add_column(col, min_width=9 if col == "br-of state" else None)    # fits LINK_DOWN
-        for p in sw["ports"]:
-            down = ("controller" + (", device shut" if p.get("device_shut") else "")) if p.get("admin_down") else \
-                ("device shut" if p.get("device_shut") else "no")
-            t.add_row(p["interface"], str(p["ofport"]), str(p["vid"]), p["device_link"], p.get("br_of_state", "-"),
-                      "yes" if p.get("blocked_by_watch") else "no", down, str(p["rx_packets"]),
-                      str(p["tx_packets"]))
-        out.print(t)
-        from harmless.qos.model import PortQos
-        for p in sw["ports"]:           # per-port QoS (docs/qos.md; harmless qos show for counters)
-            if p.get("qos"):
-                out.print(f"qos {p['interface']}: {PortQos(**p['qos']).describe()}", highlight=False)
-        for c in sw["controllers"] or [{"target": "(none)", "is_connected": False, "role": "-", "state": "-"}]:
-            out.print(f"controller {escape(c['target'])}: " + ("[green]connected[/green]" if c["is_connected"] else
-                                                       "[red]not connected[/red]") + f", role {c['role']}"
-                      + (f", last error: {escape(c['last_error'])}" if c.get("last_error") and not c["is_connected"]
-                         else ""), highlight=False)
-            for line in c.get("tls_log") or []:      # TLS handshake/certificate failures from ovs-vswitchd's log
-                out.print(f"  [yellow]TLS[/yellow] {escape(line.split('|', 4)[-1].strip())}", highlight=False)
-        for name, tr in sw["trunks"].items():
-            out.print(f"trunk {name}: link {tr['link_state']}, rx {tr['rx_packets']}, tx {tr['tx_packets']}"
-                      + (f", type {tr['type']}" if tr.get("type") else "")
-                      + (f" ({tr['xdp_mode']} XDP)" if tr.get("xdp_mode") else "")
-                      + (f" [auto: {tr['why']}]" if tr.get("why") else "")
-                      + (f", error {tr['error']}" if tr.get("error") else ""), highlight=False)
-        if sw.get("error"):
-            out.print(f"[red]{sw['error']}[/red]")
+        _print_status_switch(sw)
 
 
 @main.command()
@@ -380,23 +514,51 @@ def watch(interval, once, as_json, syslog, no_port_mod):
 
 
 # ----------------------------------------------------------------------------- lab
+def _offline_models(inventory: str | None, switch: str | None, driver: str | None,
+                    configs: tuple[str, ...]) -> dict:
+    """``harmless ports --config [SWITCH=]FILE``: ``{name: SwitchModel}`` of saved configs, the driver from
+    ``--driver`` or from the inventory's switch SWITCH (a bare FILE is ``--switch``'s or a one-switch inventory's).
+
+    Raises:
+        InputError: no driver for a file, a switch the inventory does not have, a file that cannot be read.
+    """
+    from harmless import ports as ports_mod
+    from harmless.errors import InputError
+    from harmless.inventory import load_inventory
+    inv = {sw.name: sw for sw in load_inventory(inventory).switches} if inventory else {}
+    models = {}
+    for name, path in split_configs(configs):
+        name = name or switch or (next(iter(inv)) if len(inv) == 1 else None)
+        if name is not None and inventory:
+            pick_switch(list(inv), name, f"{inventory}: switches")
+        drv = driver or (inv[name].driver if name in inv else None)
+        if drv is None:
+            raise InputError(f"--config {path}", "the switch OS of this saved config is not known",
+                             "add --driver D (ios, eos, junos, procurve, netmiko_cli), or -i INVENTORY and "
+                             "--config SWITCH=FILE to take it from the inventory")
+        models[name or path.name] = ports_mod.offline(drv, str(path))
+    return models
+
+
 @main.command()
-@click.option("-i", "--inventory", type=click.Path(dir_okay=False), default=None,
-              help="inventory YAML file: read the switches online (read-only)")
-@click.option("--switch", "switch", default=None, help="with -i: only this switch (its name in the inventory)")
-@click.option("--driver", default=None,
+@inventory_option(False, "inventory YAML file: read its switches online (read-only); with --config the switch OS "
+                         "of each SWITCH=FILE")
+@switch_option("only this switch of the inventory")
+@config_option("offline: a saved running config, as the device prints it (repeatable); its OS from --driver or "
+               "from the inventory's switch SWITCH")
+@click.option("--driver", default=None, metavar="OS",
               help="offline: the switch OS of --config (ios, eos, junos, procurve, netmiko_cli)")
-@click.option("--config", "config_file", default=None, help="offline: a saved running config (as the device prints it)")
-@click.option("--json", "as_json", is_flag=True,
-              help="print one JSON object (with several switches online: {switch: object})")
+@quiet_option()
+@json_option("one JSON object (with several switches: {switch: object})")
 @handle_errors
-def ports(inventory, switch, driver, config_file, as_json):
+def ports(inventory, switch, configs, driver, quiet, as_json):
     """Show what every port of a switch is now: mode, access/native VID, allowed VIDs, LAG, voice VLAN, 802.1X,
     port security, shutdown, and the lines the model does not understand ("unparsed"). Changes nothing.
 
     \b
     Online:  harmless ports -i inv.yaml [--switch sw1] [--json]
     Offline: harmless ports --driver junos --config sw1.conf [--json]
+             harmless ports -i inv.yaml --config sw1=sw1.conf      (the OS from the inventory)
 
     The JSON object is {"vtp_mode", "vlans": [every VID defined or used], "stp_mode", "ports": [{"interface",
     "mode": access|trunk|routed|dot1q-tunnel|dynamic|unknown, "access_vid", "native_vid", "allowed_vids",
@@ -405,18 +567,18 @@ def ports(inventory, switch, driver, config_file, as_json):
     """
     from harmless import ports as ports_mod
     from harmless.errors import InputError
-    if inventory and (driver or config_file):
-        raise InputError("harmless ports", "-i and --driver/--config are exclusive",
-                         "read online with -i inv.yaml, or offline with --driver D --config FILE")
-    if not inventory and not (driver and config_file):
+    if not inventory and not configs:
         raise InputError("harmless ports", "nothing to read",
-                         "give -i inv.yaml (online) or both --driver D and --config FILE (offline)")
+                         "give -i inv.yaml (online) or --config [SWITCH=]FILE (offline, with --driver D or -i)")
+    if driver and not configs:
+        raise InputError("harmless ports", "--driver is the OS of a saved config",
+                         "add --config FILE, or drop --driver")
     if switch and not inventory:
         raise InputError("harmless ports", "--switch needs -i", "add -i inv.yaml or drop --switch")
-    if inventory:
-        models = ports_mod.online(inventory, switch, _progress(as_json))
+    if configs:
+        models = _offline_models(inventory, switch, driver, configs)
     else:
-        models = {Path(config_file).name: ports_mod.offline(driver, config_file)}
+        models = ports_mod.online(inventory, switch, _progress(quiet or as_json))
     if as_json:
         if len(models) == 1:
             click.echo(json.dumps(next(iter(models.values())).to_json_dict()))
@@ -424,7 +586,10 @@ def ports(inventory, switch, driver, config_file, as_json):
             click.echo(json.dumps({n: m.to_json_dict() for n, m in models.items()}))
         return
     for name, model in models.items():
-        out.print(ports_mod.table(name, model))
+        title, cols, rows = ports_mod.table_rows(name, model)
+        print_table(title, [Col(h, free=h == "description") for h in cols], rows)
+        for line in model.unparsed:                  # lines the reader could not place on a port: never dropped
+            out.print(f"{name}: cannot read {line}", markup=False, highlight=False)
 
 
 @main.group()
@@ -451,10 +616,11 @@ def lab():
 @click.option("--vtp-server", is_flag=True,
               help="ios: leave the switch in VTP server mode, the IOS default (plan/up then refuse it unless the "
                    "inventory says vtp: allow; docs/preflight.md); default: vtp mode transparent")
-@click.option("--json", "as_json", is_flag=True)
+@quiet_option()
+@json_option("the lab's switch, hosts and trunk as one JSON object")
 @handle_errors
 def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, tls_dir, server_netns, reject, vendor, vtp_server,
-               as_json):
+               quiet, as_json):
     """Start the lab: emulated switch sw1, its data plane, hosts on its access ports, trunk to this server."""
     _need_root()
     from harmless.errors import InputError
@@ -467,7 +633,7 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, tls_dir, server
     info = topology.lab_up(topology.LabSpec(name=name, ssh_port=ssh_port, hosts=host_ports, reject=tuple(reject),
                                             server_netns=server_netns, vendor=vendor,
                                             vtp_transparent=not vtp_server),
-                           _progress(as_json))
+                           _progress(quiet or as_json))
     if inventory_out:
         import yaml
         with open(inventory_out, "w") as f:
@@ -483,46 +649,48 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, tls_dir, server
 
 
 @lab.command("down")
-@click.option("--name", default="lab", show_default=True)
+@click.option("--name", default="lab", show_default=True, help="lab name")
+@json_option('{"name", "removed"} as one JSON object')
 @handle_errors
-def lab_down_cmd(name):
-    """Stop the lab and remove its namespaces, interfaces and files."""
+def lab_down_cmd(name, as_json):
+    """Stop the lab and remove its namespaces, interfaces and files. A lab that is not running: says so, exit 0."""
     _need_root()
     from harmless.lab import topology
     found = topology.lab_down(name)
-    out.print(f"lab {name} " + ("removed" if found else "was not running"))
+    if as_json:
+        click.echo(json.dumps({"name": name, "removed": bool(found)}))
+    else:
+        out.print(f"lab {name} " + ("removed" if found else "was not running"))
 
 
 # ----------------------------------------------------------------------------- demo
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object (last line)")
 @click.option("--pings", default=3, show_default=True, help="pings per host pair")
+@quiet_option()
+@json_option("the summary as one JSON object (last line)")
 @handle_errors
-def demo(as_json, pings):
+def demo(pings, quiet, as_json):
     """Everything on the built-in lab: lab up, plan, up with the bundled controller, pings through the hairpin,
     counters, down (the switch config is restored and checked), lab down."""
     _need_root()
     from harmless.demo import run_demo
-    s = run_demo(_progress(False), pings=pings)
+    s = run_demo(_progress(quiet), pings=pings)
     if as_json:
         click.echo(json.dumps(s))
     else:
-        t = Table(title="HARMLESS demo summary")
-        t.add_column("check")
-        t.add_column("result")
-        t.add_row("ping loss before HARMLESS (VLAN 100, direct)", f"{s['ping_loss_before_pct']:.0f}%")
-        t.add_row("plan", ", ".join(f"{p['interface']}→OF {p['ofport']}/VID {p['vid']}" for p in s["plan"]))
-        t.add_row("ping loss through the hairpin (all pairs)", f"{s['ping_loss_pct']:.0f}%")
-        t.add_row("packets hairpinned through br-otc", str(s["hairpinned_packets"]))
-        t.add_row("br-of per-port rx/tx", ", ".join(f"{p['ofport']}: {p['rx_packets']}/{p['tx_packets']}"
-                                                  for p in s["ports"]))
-        t.add_row("trace legacy port → other port", s["trace_datapath_actions"])
-        t.add_row("switch config restored by down", "yes" if s["config_restored"] else "NO")
-        t.add_row("ping loss after down (direct again)", f"{s['ping_loss_after_down_pct']:.0f}%")
-        out.print(t)
+        print_table("HARMLESS demo summary", [Col("check", free=True), Col("result", free=True)], [
+            ["ping loss before HARMLESS (VLAN 100, direct)", f"{s['ping_loss_before_pct']:.0f}%"],
+            ["plan", ", ".join(f"{p['interface']}→OF {p['ofport']}/VID {p['vid']}" for p in s["plan"])],
+            ["ping loss through the hairpin (all pairs)", f"{s['ping_loss_pct']:.0f}%"],
+            ["packets hairpinned through br-otc", str(s["hairpinned_packets"])],
+            ["br-of per-port rx/tx", ", ".join(f"{p['ofport']}: {p['rx_packets']}/{p['tx_packets']}"
+                                               for p in s["ports"])],
+            ["trace legacy port → other port", s["trace_datapath_actions"]],
+            ["switch config restored by down", "yes" if s["config_restored"] else "NO"],
+            ["ping loss after down (direct again)", f"{s['ping_loss_after_down_pct']:.0f}%"]])
         out.print(("[green]demo OK[/green]" if s["ok"] else "[red]demo FAILED[/red]") + f" in {s['seconds']} s")
     if not s["ok"]:
-        sys.exit(1)
+        sys.exit(EXIT_FAILURE)
 
 
 def _register_components():

@@ -13,7 +13,7 @@ from __future__ import annotations
 from harmless import fleet, journal
 from harmless import state as st
 from harmless.deployment import connect, ovs_from_ref, ovs_ref, ref_record, state_ovs
-from harmless.errors import CommitError, InputError
+from harmless.errors import CommitError, NothingToDo
 from harmless.inventory import Switch
 from harmless.otc import bridges
 from harmless.ovs import Ovs
@@ -162,7 +162,8 @@ class DownRun:
         """What to give back and remove: the state, the unfinished journal, the retained originals.
 
         Raises:
-            InputError: nothing is deployed (no state, no unfinished run, no retained original, no server left).
+            NothingToDo: nothing is deployed (no state, no unfinished run, no retained original, no server left);
+                the CLI exits 0 (docs/cli.md: nothing to do is a success).
         """
         journal.tidy()
         recs = journal.unfinished()
@@ -176,8 +177,8 @@ class DownRun:
         self.ovss, self.names = _server_refs(self.state, self.recs)
         server_left = any(o.ovsdb_running() or (o.private and o.vswitchd_running()) for o in self.ovss)
         if not self.targets and not server_left and not self.state and not self.recs and self.corrupt is None:
-            raise InputError("harmless down", "nothing is deployed (no state, no unfinished run, no retained "
-                             "original)", "run harmless up first")
+            raise NothingToDo("harmless down", "nothing is deployed (no state, no unfinished run, no retained "
+                              "original), nothing to do")
 
     def begin(self) -> None:
         """Archive an interrupted run's journal; ``down.begin``."""

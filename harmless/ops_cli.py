@@ -13,7 +13,7 @@ import threading
 
 import click
 
-from harmless.clikit import handle_errors, need_root, out
+from harmless.clikit import dry_run_option, handle_errors, json_option, need_root, out, quiet_option
 from harmless.exporter import DEFAULT_DEVICE_INTERVAL, DEFAULT_LISTEN
 from harmless.restore import CONTROLLER_WAIT_S
 
@@ -26,10 +26,11 @@ def _journal_line(msg: str) -> None:
 @click.command()
 @click.option("--wait-controller", default=CONTROLLER_WAIT_S, show_default=True, type=click.FloatRange(min=0), metavar="S",
               help="wait up to S seconds for the controllers to reconnect before reporting them (never fails)")
-@click.option("--dry-run", is_flag=True, help="report what is missing (bridges, translator flows), change nothing")
-@click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
+@dry_run_option("report what is missing (bridges, translator flows), change nothing")
+@quiet_option()
+@json_option()
 @handle_errors
-def restore(wait_controller, dry_run, as_json):
+def restore(wait_controller, dry_run, quiet, as_json):
     """Rebuild the server side of the deployment from the state, without contacting any switch.
 
     Starts HARMLESS's own Open vSwitch if it runs a private one, then rebuilds br-otc and every br-of (ports with
@@ -43,7 +44,7 @@ def restore(wait_controller, dry_run, as_json):
     """
     need_root()
     from harmless.restore import restore as do_restore
-    r = do_restore(_journal_line, wait_controller=wait_controller, dry_run=dry_run)
+    r = do_restore((lambda _m: None) if quiet else _journal_line, wait_controller=wait_controller, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     elif r.restored:

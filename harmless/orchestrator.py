@@ -28,8 +28,10 @@ from __future__ import annotations
 from harmless import journal
 from harmless import state as st
 from harmless.down import DownRun, recover_previous
+from harmless.errors import Refused, raise_refusals
 from harmless.inventory import load_inventory
 from harmless.otc import controllers as controller_side
+from harmless.otc import reach
 from harmless.qos.deploy import check_kernel as qos_check_kernel
 from harmless.portmod import finish as portmod_finish
 from harmless.qos.live import finish as qos_live_finish
@@ -41,23 +43,65 @@ from harmless.steps import (LOCK_WAIT_S, Progress, SwitchEvent, check_trunk_inte
                             refuse_unfinished)
 from harmless.up import UpRun
 
-__all__ = ["backups", "compute", "down", "plan", "recover", "status", "up"]
+__all__ = ["backups", "compute", "down", "plan", "recover", "recover_preview", "status", "up"]
 
 
-def plan(inventory_path: str, progress: Progress = quiet) -> PlanResult:
-    """``harmless plan``: the port map and the device diff; nothing changes.
+def plan(inventory_path: str, progress: Progress = quiet, only: set[str] | None = None) -> PlanResult:
+    """``harmless plan``: the port map, every finding of every switch and the device diff; nothing changes.
+
+    The controllers are checked too (:func:`harmless.otc.reach.check_controllers`); an unreachable one is a
+    warning here (``up`` refuses it unless ``--no-wait``).
+
+    ``only`` (``--switch``): plan just these switches of the inventory; the others are not contacted.
 
     Raises:
+        Refused: every refusal of every switch (an InputError), with the warnings and notes.
         InputError: bad inventory, secret or plan; DeviceError: a switch cannot be read.
     """
     inv = load_inventory(inventory_path)
-    res, _ = compute(inv, inventory_path, progress)
+    try:
+        res, _ = compute(inv, inventory_path, progress, only=only)
+    except Refused as e:
+        raise Refused([*e.findings, *_plan_controllers(inv, inventory_path, progress, only)[1]]) from None
+    res.controllers, found = _plan_controllers(inv, inventory_path, progress, only)
+    res.findings = [*res.findings, *found]
     return res
+
+
+def _plan_controllers(inv, src: str, progress: Progress, only: set[str] | None = None) -> tuple[list, list]:
+    """``plan``'s controller check: :func:`harmless.otc.reach.check_controllers` with its refusals as warnings."""
+    progress("checking the controllers from the server")
+    checks, found = reach.check_controllers(inv, src, only=only)
+    return checks, [f.model_copy(update={"severity": "warning", "problem": f.problem + "; up refuses this (unless "
+                                         "--no-wait)"}) if f.severity == "refusal" else f for f in found]
+
+
+def check_controllers_before_up(inv, src: str, progress: Progress, wait_controller: float,
+                                keep_on_no_controller: bool, only: set[str] | None = None) -> None:
+    """``up``'s controller check, before any device is touched: refuse when some br-of has no reachable
+    controller within ``wait_controller`` seconds (:func:`harmless.otc.reach.check_controllers`). Skipped with
+    ``--no-wait``; only reported with ``--keep-on-no-controller`` (the user asked to migrate without one).
+
+    Raises:
+        Refused: the unreachable controllers, their reasons and the fix (nothing was touched).
+    """
+    if wait_controller <= 0:
+        return
+    for i, sw in enumerate(inv.switches):   # bad input first: a secret reference that does not resolve
+        if only is None or sw.name in only:
+            sw.password(f"{src}: switches[{i}]")
+    progress("checking the controllers from the server before touching any switch")
+    _checks, found = reach.check_controllers(inv, src, wait_s=wait_controller, progress=progress, only=only)
+    for f in found:
+        if f.severity != "refusal" or keep_on_no_controller:
+            progress(f"{'note' if f.severity == 'note' else 'warning'}: {f.line()}")
+    if not keep_on_no_controller:
+        raise_refusals(found)
 
 
 def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
        on_switch: SwitchEvent = no_event, wait_controller: float = 10.0,
-       keep_on_no_controller: bool = False) -> UpResult:
+       keep_on_no_controller: bool = False, only: set[str] | None = None) -> UpResult:
     """``harmless up``: configure the switch(es) in parallel, build the translator and br-of(s), verify, record state.
 
     Every step is journaled before it happens (:mod:`harmless.journal`); the state directory is locked for the run.
@@ -81,6 +125,8 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
             (0 = do not wait); none → :class:`harmless.otc.controllers.NoControllerError` after rolling back.
         keep_on_no_controller: when the wait times out, keep the deployment (``controllers_missing`` in the result)
             instead of rolling back.
+        only: ``--switch``: read, change and report just these switches of the inventory; every other switch of
+            the deployment keeps its deployed plan (its device is not contacted), one not deployed stays so.
 
     Returns:
         :class:`harmless.results.UpResult` (``--json``: ``{"plan", "diffs", "changed", "ovs", "results": {switch:
@@ -88,8 +134,10 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
         "controllers_missing"}``).
 
     Raises:
-        InputError: bad inventory, unknown interfaces, VID conflicts, unsupported features, an unfinished journal,
-            a migrated config without a retained original (nothing changed).
+        Refused: (an InputError) every refusal of every switch at once, or no reachable controller of some br-of
+            (checked before any device is touched, unless ``wait_controller`` is 0 or ``keep_on_no_controller``).
+        InputError: bad inventory, an unfinished journal, a migrated config without a retained original (nothing
+            changed).
         LockedError: another harmless holds the state directory.
         DeviceError / CommitError: every switch failed (each device back in its original config).
         OvsError: server side failed (devices restored, bridges removed).
@@ -101,9 +149,11 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
     check_trunk_interfaces(inv, src)
     qos_check_kernel(inv, src)               # issue #15: linux-hfsc needs sch_hfsc in this kernel
     controller_side.check_tls(inv, src)      # issue #13: ssl: targets need openflow.tls, one TLS config per OVS
+    check_controllers_before_up(inv, src, progress, wait_controller, keep_on_no_controller, only)   # issue #25
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         refuse_unfinished(src)
-        return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller).run()
+        return UpRun(inv, src, progress, on_switch, revert_in, wait_controller, keep_on_no_controller,
+                     only).run()
 
 
 def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownResult:
@@ -121,7 +171,7 @@ def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownR
         equals its original, ``ports_restored``, ``server``: what was removed).
 
     Raises:
-        InputError: nothing is deployed.
+        NothingToDo: nothing is deployed (the CLI exits 0).
         LockedError: another harmless holds the state directory.
         HarmlessError: a device could not be restored (the journal is kept so ``down`` can be retried).
     """
@@ -146,23 +196,58 @@ def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> Re
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
         journal.tidy()
         recs = journal.unfinished()
-        if journal.is_finished(recs):
+        s = _state_or_none()
+        kind = _recover_kind(recs, s)
+        if kind == "nothing":
             return RecoverResult(recovered="nothing")
-        first = recs[0]
-        if first.get("op") == "qos":          # an interrupted `harmless qos set/clear`: apply what the state says
+        if kind == "qos":                     # an interrupted `harmless qos set/clear`: apply what the state says
             details = qos_live_finish(recs, progress).model_dump(mode="json")
             return RecoverResult(recovered="qos", details={k: v for k, v in details.items() if k != "recovered"})
-        if first.get("op") == "portmod":      # a legacy port shut/enabled for a port-mod: make it what the state says
+        if kind == "portmod":                 # a legacy port shut/enabled for a port-mod: make it what the state says
             return RecoverResult(recovered="portmod", details=portmod_finish(recs, progress))
-        if first.get("op") == "restore":      # an interrupted harmless restore (server only): run it again
+        if kind == "restore":                 # an interrupted harmless restore (server only): run it again
             return RecoverResult(recovered="restore", details=restore_locked(progress).model_dump(mode="json"))
-        try:
-            s = st.load()
-        except StateError:
-            s = None
-        if first.get("op") == "up" and first.get("prior_deployed") and s and s.plan:
+        if kind == "previous deployment":
             return recover_previous(recs, s, progress)
         return RecoverResult(recovered="down", down=DownRun(progress, on_switch).run())
+
+
+def _state_or_none():
+    try:
+        return st.load()
+    except StateError:
+        return None
+
+
+def _recover_kind(recs: list[dict] | None, s) -> str:
+    """What :func:`recover` does for the journal records ``recs`` and the state ``s`` (a ``RecoverResult.recovered``
+    value): ``nothing`` (no unfinished run), ``qos``, ``restore``, ``portmod``, ``previous deployment`` (an
+    interrupted ``up`` on top of a deployment) or ``down``."""
+    if journal.is_finished(recs):
+        return "nothing"
+    first = recs[0]
+    if first.get("op") in ("qos", "restore", "portmod"):
+        return first["op"]
+    if first.get("op") == "up" and first.get("prior_deployed") and s and s.plan:
+        return "previous deployment"
+    return "down"
+
+
+def recover_preview() -> RecoverResult:
+    """``harmless recover --dry-run``: what :func:`recover` would do, read only (no lock, nothing archived, no device
+    or OVS contacted).
+
+    Returns:
+        :class:`harmless.results.RecoverResult` with ``recovered`` the kind it would do, ``switches`` the switches
+        whose device the interrupted run may have changed, ``details`` ``{"dry_run": True, "journal": <one line
+        about the interrupted run>}``.
+    """
+    recs = journal.unfinished()
+    kind = _recover_kind(recs, _state_or_none())
+    if kind == "nothing":
+        return RecoverResult(recovered="nothing", details={"dry_run": True})
+    return RecoverResult(recovered=kind, switches=journal.touched_switches(recs),
+                         details={"dry_run": True, "journal": journal.describe(recs)})
 
 
 def backups() -> list[dict]:
@@ -171,7 +256,7 @@ def backups() -> list[dict]:
     return [{k: e.get(k) for k in ("switch", "time", "sha256", "role", "status", "file")} for e in st.backup_index()]
 
 
-def status(with_device: bool = True) -> StatusReport:
+def status(with_device: bool = True, only: str | None = None) -> StatusReport:
     """``harmless status``: port map, link state, per-port counters, controller connections
-    (:func:`harmless.status.status`)."""
-    return _status(with_device)
+    (:func:`harmless.status.status`; ``only``: just that switch)."""
+    return _status(with_device, only)

@@ -17,9 +17,10 @@ import json
 from dataclasses import asdict, dataclass
 
 from harmless import preflight
-from harmless.errors import InputError
+from harmless.errors import Finding, raise_refusals
 from harmless.inventory import Inventory, Switch, Trunk, port_index
 from harmless.qos.model import PortQos
+from harmless.switch_drivers import devdiff
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
 
 
@@ -52,13 +53,19 @@ class PortPlan:
 
 @dataclass(frozen=True)
 class TrunkPlan:
-    """One trunk: switch port, server interface and OVS interface type/options, and the VIDs it carries."""
+    """One trunk: switch port, server interface and OVS interface type/options, and the VIDs it carries.
+
+    ``shared``: the switch port keeps carrying the VLANs it had (inventory ``shared: true``); HARMLESS adds its
+    VIDs instead of replacing the allowed list. ``bring_up``: the port is shut down now and the plan brings it up.
+    """
 
     switch_port: str
     server_interface: str
     type: str
     options: tuple[tuple[str, str], ...]
     vids: tuple[int, ...]
+    shared: bool = False
+    bring_up: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,8 +97,6 @@ class SwitchPlan:
     #: MAC learning is turned off in the switch's HARMLESS VLANs (inventory ``mac_learning: off`` on a device that
     #: can), so frames a controller sends back out of their in-port reach the hosts behind it (docs/transparency.md)
     mac_learning_off: bool = False
-    #: what ``plan`` has to say about this switch that is not an error (e.g. a transparency it cannot give)
-    notes: tuple[str, ...] = ()
 
     @property
     def has_qinq(self) -> bool:
@@ -102,8 +107,8 @@ class SwitchPlan:
                 for p in self.ports]
 
     def trunk_changes(self) -> list[TrunkChange]:
-        return [TrunkChange(t.switch_port, t.vids, self.stag_tpid, no_learning=self.mac_learning_off)
-                for t in self.trunks]
+        return [TrunkChange(t.switch_port, t.vids, self.stag_tpid, shared=t.shared, bring_up=t.bring_up,
+                            no_learning=self.mac_learning_off) for t in self.trunks]
 
 
 @dataclass(frozen=True)
@@ -128,11 +133,12 @@ class Plan:
                 ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ())), "qos": PortQos.from_dict(p.get("qos"))})
                             for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
-                                       tuple(tuple(o) for o in t["options"]), tuple(t["vids"])) for t in s["trunks"]),
+                                       tuple(tuple(o) for o in t["options"]), tuple(t["vids"]),
+                                       t.get("shared", False), t.get("bring_up", False)) for t in s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0),
                 max_backoff_ms=s.get("max_backoff_ms", 1000), inactivity_probe_ms=s.get("inactivity_probe_ms", 5000),
                 tls=tuple(s["tls"]) if s.get("tls") else None, port_down=s.get("port_down", "device"),
-                mac_learning_off=s.get("mac_learning_off", False), notes=tuple(s.get("notes", ()))))
+                mac_learning_off=s.get("mac_learning_off", False)))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
@@ -162,8 +168,8 @@ def _trunk_options(t: Trunk) -> tuple[tuple[str, str], ...]:
     return ()
 
 
-def check_capabilities(sw: Switch, caps: Capabilities, where: str) -> int:
-    """Refuse, before any device is touched, what the device/driver cannot do; return the S-tag TPID to use.
+def capability_findings(sw: Switch, caps: Capabilities, where: str) -> tuple[int, list[Finding]]:
+    """What the device/driver cannot do (refusals), and the S-tag TPID to use.
 
     Args:
         sw: the validated inventory entry.
@@ -171,87 +177,105 @@ def check_capabilities(sw: Switch, caps: Capabilities, where: str) -> int:
         where: ``"<file>: switches[i]"`` for error messages.
 
     Returns:
-        The TPID of QinQ ports' outer tag on the trunks: ``sw.stag_tpid``, else the device's first supported one,
-        else 0x8100 (no QinQ port).
-
-    Raises:
-        InputError: a QinQ port on a device without 802.1ad support, or an S-tag TPID the device cannot emit.
+        ``(tpid, findings)``: the TPID of QinQ ports' outer tag on the trunks (``sw.stag_tpid``, else the device's
+        first supported one, else 0x8100 when there is no QinQ port), and a refusal for QinQ ports on a device
+        without 802.1ad support or an S-tag TPID the device cannot emit.
     """
     qinq = [j for j, p in enumerate(sw.access_ports) if p.qinq]
+    out = []
     if qinq and not caps.qinq:
-        raise InputError(f"{where}.access_ports[{qinq[0]}].qinq",
-                         f"driver {sw.driver} cannot make {sw.access_ports[qinq[0]].interface} a QinQ (802.1ad "
-                         f"dot1q-tunnel) port on {sw.name}",
-                         "drop qinq for this port, or migrate it on a switch whose driver supports QinQ; "
-                         "nothing was changed")
+        ap = sw.access_ports[qinq[0]]
+        out.append(Finding(severity="refusal", kind="qinq-unsupported", where=f"{where}.access_ports[{qinq[0]}].qinq",
+                           problem=f"driver {sw.driver} cannot make {ap.interface} a QinQ (802.1ad dot1q-tunnel) port "
+                           f"on {sw.name}", fix="drop qinq for this port, or migrate it on a switch whose driver "
+                           "supports QinQ; nothing was changed", switch=sw.name, port=ap.interface))
     if sw.stag_tpid is not None:
         if qinq and sw.stag_tpid not in caps.stag_tpids:
             ok = ", ".join(f"{t:#06x}" for t in caps.stag_tpids) or "none"
-            raise InputError(f"{where}.stag_tpid", f"{sw.name} ({sw.driver}) cannot put TPID {sw.stag_tpid:#06x} "
-                             f"on the outer tag (it can: {ok})", "use a TPID the device supports or drop stag_tpid")
-        return sw.stag_tpid
-    return caps.stag_tpids[0] if qinq and caps.stag_tpids else 0x8100
+            out.append(Finding(severity="refusal", kind="stag-tpid", where=f"{where}.stag_tpid", switch=sw.name,
+                               problem=f"{sw.name} ({sw.driver}) cannot put TPID {sw.stag_tpid:#06x} on the outer "
+                               f"tag (it can: {ok})", fix="use a TPID the device supports or drop stag_tpid"))
+        return sw.stag_tpid, out
+    return (caps.stag_tpids[0] if qinq and caps.stag_tpids else 0x8100), out
 
 
-def _spellings(sw: Switch, facts: DeviceFacts, where: str) -> dict[str, str]:
+def check_capabilities(sw: Switch, caps: Capabilities, where: str) -> int:
+    """The S-tag TPID to use (:func:`capability_findings`). Raises Refused (an InputError) on its refusals."""
+    tpid, findings = capability_findings(sw, caps, where)
+    raise_refusals(findings)
+    return tpid
+
+
+def _refusal(kind: str, where: str, sw: Switch, port: str | None, problem: str, fix: str) -> Finding:
+    return Finding(severity="refusal", kind=kind, where=where, problem=problem, fix=fix, switch=sw.name, port=port)
+
+
+def _spellings(sw: Switch, facts: DeviceFacts, where: str) -> tuple[dict[str, str], list[Finding]]:
     """Every trunk and access port of ``sw`` -> its name as the device spells it (inventory names match the device's
-    canonically, ``Gi0/1`` = ``GigabitEthernet0/1``; without an interface list, the inventory's spelling).
-
-    Raises:
-        InputError: a port the device does not have; an access port without an OpenFlow port number or sharing one.
-    """
+    canonically, ``Gi0/1`` = ``GigabitEthernet0/1``; without an interface list, the inventory's spelling), and the
+    refusals: a port the device does not have (left out of the mapping); an access port without an OpenFlow port
+    number or sharing one."""
     dev: dict[str, str] = {}
-    for name in facts.interfaces:           # Junos lists ge-0/0/7 and its unit ge-0/0/7.0: the port's own name wins
+    model = tuple(p.interface for p in facts.port_model.ports) if facts.port_model is not None else ()
+    # the device's interfaces, and those its running config has (a Port-channel some getters leave out)
+    for name in (*facts.interfaces, *(m for m in model if facts.interfaces)):
+        # Junos lists ge-0/0/7 and its unit ge-0/0/7.0: the port's own name wins
         c = sw.canonical(name)
         if c not in dev or name == c:
             dev[c] = name
-    spell = {}
+    spell, out = {}, []
     for j, t in enumerate(sw.trunks):
         if dev and sw.canonical(t.switch_port) not in dev:
-            raise InputError(f"{where}.trunks[{j}].switch_port", f"{sw.name} has no interface {t.switch_port}",
-                             "use an interface name exactly as the device shows it")
+            out.append(_refusal("unknown-interface", f"{where}.trunks[{j}].switch_port", sw, t.switch_port,
+                                f"{sw.name} has no interface {t.switch_port}",
+                                "use an interface name exactly as the device shows it"))
         spell[t.switch_port] = dev.get(sw.canonical(t.switch_port), t.switch_port)
     ofports: dict[int, str] = {}
     for j, p in enumerate(sw.access_ports):
         if dev and sw.canonical(p.interface) not in dev:
-            raise InputError(f"{where}.access_ports[{j}]", f"{sw.name} has no interface {p.interface}",
-                             "use an interface name exactly as the device shows it")
-        spell[p.interface] = dev.get(sw.canonical(p.interface), p.interface)
+            out.append(_refusal("unknown-interface", f"{where}.access_ports[{j}]", sw, p.interface,
+                                f"{sw.name} has no interface {p.interface}",
+                                "use an interface name exactly as the device shows it"))
+            continue
         n = port_index(p.interface, sw.driver) if p.ofport is None else p.ofport
         if n is None or n < 1:
-            raise InputError(f"{where}.access_ports[{j}].ofport", f"cannot derive a port number from {p.interface}",
-                             "set ofport explicitly")
+            out.append(_refusal("ofport", f"{where}.access_ports[{j}].ofport", sw, p.interface,
+                                f"cannot derive a port number from {p.interface}", "set ofport explicitly"))
+            continue
+        spell[p.interface] = dev.get(sw.canonical(p.interface), p.interface)
         if n in ofports:
-            raise InputError(f"{where}.access_ports[{j}].ofport",
-                             f"{p.interface} and {ofports[n]} would both be OpenFlow port {n}",
-                             "set ofport explicitly on one of them")
+            out.append(_refusal("ofport", f"{where}.access_ports[{j}].ofport", sw, p.interface,
+                                f"{p.interface} and {ofports[n]} would both be OpenFlow port {n}",
+                                "set ofport explicitly on one of them"))
         ofports[n] = p.interface
-    return spell
+    return spell, out
 
 
-def _explicit_vids(sw: Switch, facts: DeviceFacts, ports: list, foreign: set[int], where: str) -> dict[str, int]:
-    """Pass 1 of the VID choice: the inventory's own ``vid``s (interface -> VID), refused when the device uses them
-    for something else."""
+def _explicit_vids(sw: Switch, facts: DeviceFacts, ports: list, foreign: set[int], where: str
+                   ) -> tuple[dict[str, int], list[Finding]]:
+    """Pass 1 of the VID choice: the inventory's own ``vid``s (interface -> VID), and a refusal for each the device
+    uses for something else."""
     chosen: dict[str, int] = {}
+    out = []
     for p in ports:
         if p.vid is not None:
             j = sw.access_ports.index(p)
             if p.vid in foreign:
-                raise InputError(f"{where}.access_ports[{j}].vid",
-                                 f"VID {p.vid} is already used on {sw.name} "
-                                 f"(VLAN {facts.vlans.get(p.vid, 'referenced')!r})",
-                                 "pick a free VID or drop vid to let the planner choose")
+                out.append(_refusal("vid-in-use", f"{where}.access_ports[{j}].vid", sw, p.interface,
+                                    f"VID {p.vid} is already used on {sw.name} "
+                                    f"(VLAN {facts.vlans.get(p.vid, 'referenced')!r})",
+                                    "pick a free VID or drop vid to let the planner choose"))
             chosen[p.interface] = p.vid
-    return chosen
+    return chosen, out
 
 
 def _allocate_vids(sw: Switch, facts: DeviceFacts, ports: list, prev: dict, foreign: set[int],
-                   chosen: dict[str, int], where: str) -> None:
+                   chosen: dict[str, int], where: str) -> list[Finding]:
     """Pass 2 of the VID choice, for ports without one in ``chosen`` (updated): the previous plan's VID, else the VLAN
     already named for the port, else ``range_start + ofport``, else the lowest free VID of the range.
 
-    Raises:
-        InputError: no free VID left in ``vlan_range``.
+    Returns:
+        A refusal when no free VID is left in ``vlan_range`` (the ports left get none), else [].
     """
     lo, hi = sw.vid_range()
     by_name = {name: vid for vid, name in facts.vlans.items()}
@@ -270,25 +294,33 @@ def _allocate_vids(sw: Switch, facts: DeviceFacts, ports: list, prev: dict, fore
         if vid is None:
             vid = next((v for v in range(lo, hi + 1) if v not in foreign and v not in taken), None)
         if vid is None:
-            raise InputError(f"{where}.vlan_range", f"no free VID left in {sw.vlan_range} on {sw.name}",
-                             "widen vlan_range")
+            return [_refusal("vid-range-exhausted", f"{where}.vlan_range", sw, None,
+                             f"no free VID left in {sw.vlan_range} on {sw.name} for {len(ports) - len(chosen)} "
+                             "more ports", "widen vlan_range")]
         chosen[p.interface] = vid
         taken.add(vid)
+    return []
+
+
+def _ours(facts: DeviceFacts, previous: SwitchPlan | None) -> tuple[set[int], set[int]]:
+    """``(VIDs of the previous plan, VLANs on the device named harmless-*)``: VIDs HARMLESS owns on the switch."""
+    return ({p.vid for p in previous.ports} if previous else set(),
+            {v for v, n in facts.vlans.items() if str(n).startswith("harmless-")})
 
 
 def _choose_vids(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, ports: list,
-                 where: str) -> dict[str, int]:
+                 where: str) -> tuple[dict[str, int], list[Finding]]:
     """Access port interface (inventory spelling) -> VID; never a VID the device uses for something else (VIDs of
-    the previous plan or named ``harmless-...`` are ours). Raises InputError (see :func:`plan_switch`)."""
+    the previous plan or named ``harmless-...`` are ours); with the refusals of the choice (see
+    :func:`plan_switch`)."""
     prev = {sw.canonical(p.interface): p for p in previous.ports} if previous else {}
-    ours = {p.vid for p in prev.values()}
-    named_ours = {v for v, n in facts.vlans.items() if str(n).startswith("harmless-")}
+    ours, named_ours = _ours(facts, previous)
     foreign = {v for v, name in facts.vlans.items() if v not in ours and not str(name).startswith("harmless-")}
-    foreign |= preflight.model_vlans(facts) - ours - {v for v, n in facts.vlans.items() if n.startswith("harmless-")}
-    chosen = _explicit_vids(sw, facts, ports, foreign, where)
-    _allocate_vids(sw, facts, ports, prev, foreign, chosen, where)
-    preflight.check_chosen(sw, facts, chosen, ours | named_ours, where)
-    return chosen
+    foreign |= preflight.model_vlans(facts) - ours - named_ours
+    chosen, out = _explicit_vids(sw, facts, ports, foreign, where)
+    out += _allocate_vids(sw, facts, ports, prev, foreign, chosen, where)
+    out += preflight.chosen_findings(sw, facts, chosen, ours | named_ours, where)
+    return chosen, out
 
 
 def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str, int]) -> tuple[PortPlan, ...]:
@@ -302,6 +334,109 @@ def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str
         for p in ports for n in [sw.ofport_of(p)])
 
 
+def _trunk_plans(sw: Switch, facts: DeviceFacts, spell: dict[str, str], port_plans: tuple[PortPlan, ...]
+                 ) -> tuple[TrunkPlan, ...]:
+    """Each trunk's plan: its VIDs, ``shared`` from the inventory, ``bring_up`` when the port is shut now."""
+    model = facts.port_model
+    shut = {p.interface for p in model.ports if p.shutdown} if model is not None else set()
+    if preflight.is_procurve(sw):
+        shut = set()                    # refused by preflight: ProCurve cannot bring a trunk up and back down
+    return tuple(
+        TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),
+                  tuple(sorted(pp.vid for pp in port_plans if pp.trunk == spell[t.switch_port])),
+                  shared=t.shared, bring_up=spell[t.switch_port] in shut)
+        for t in sw.trunks)
+
+
+def _dedup(findings: list[Finding]) -> list[Finding]:
+    """Findings without repeats of one rule at one place (the planner and preflight both see an unknown port)."""
+    seen, out = set(), []
+    for f in findings:
+        if (f.kind, f.where) not in seen:
+            seen.add((f.kind, f.where))
+            out.append(f)
+    return out
+
+
+def switch_plan_findings(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, where: str,
+                         caps: Capabilities | None = None, index: int = 0
+                         ) -> tuple[SwitchPlan | None, list[Finding]]:
+    """Plan one switch and collect every finding on the way (pure): capabilities, preflight of every port and
+    trunk, spellings and OpenFlow port numbers, the VID choice and its guards, the trunks' load.
+
+    Returns:
+        ``(plan, findings)``; the plan is None when any finding is a refusal. Ports that cannot be planned at all
+        (unknown interface, no OpenFlow port number) are left out of the VID choice, so the others still get
+        their VID checks.
+    """
+    tpid, findings = capability_findings(sw, caps or Capabilities(), where)
+    ours = frozenset(set().union(*_ours(facts, previous)))
+    findings += preflight.facts_findings(sw, facts, where, ours)
+    spell, more = _spellings(sw, facts, where)
+    findings += more
+    ports = sorted((p for p in sw.access_ports if p.interface in spell), key=sw.ofport_of)
+    chosen, more = _choose_vids(sw, facts, previous, ports, where)
+    findings += more
+    findings = _dedup(findings)
+    if any(f.severity == "refusal" for f in findings):
+        return None, findings
+    port_plans = _port_plans(sw, ports, spell, chosen)
+    trunks = _trunk_plans(sw, facts, spell, port_plans)
+    if facts.port_model is not None:
+        ports_of = {t.switch_port: [pp.interface for pp in port_plans if pp.trunk == spell[t.switch_port]]
+                    for t in sw.trunks}
+        findings += preflight.load_findings(sw, facts.port_model, preflight.session_of(sw, facts, where), ports_of)
+    of = sw.openflow
+    tls = (of.tls.private_key, of.tls.certificate, of.tls.ca_cert) if of.tls else None
+    learning_off, more = mac_learning_plan(sw, caps or Capabilities(), facts.model, where)
+    port_down, down = port_down_plan(sw, caps or Capabilities(), facts.model, where)
+    return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(of.versions), tuple(of.controllers),
+                      port_plans, trunks, tpid, index, max_backoff_ms=of.max_backoff_ms,
+                      inactivity_probe_ms=of.inactivity_probe_ms, tls=tls, port_down=port_down,
+                      mac_learning_off=learning_off), findings + more + down
+
+
+def mac_learning_plan(sw: Switch, caps: Capabilities, model: str = "", where: str = "<inventory>"
+                      ) -> tuple[bool, list[Finding]]:
+    """Whether HARMLESS turns MAC learning off in ``sw``'s VLANs, and a warning when it cannot. Pure.
+
+    A frame that a controller sends back out of its in-port returns on the trunk in the port's own VLAN; a legacy
+    switch that learns MACs learns the sender on the trunk and from then on filters what it would have to send back
+    out of the trunk ("If the destination address is on the port that sent the packet, the packet is filtered",
+    Cisco Catalyst 2960 Software Configuration Guide, "Building the Address Table"). With learning off it floods
+    within the VLAN, whose only other member is the access port (docs/transparency.md, "Hairpin").
+    """
+    if sw.mac_learning != "off" or caps.mac_learning_off is None:     # None: not known offline (online tells)
+        return False, []
+    shared = [t.switch_port for t in sw.trunks if t.shared]
+    if caps.mac_learning_off and not (caps.mac_learning_scope == "port" and shared):
+        return True, []
+    why = (f"{model or sw.driver} turns it off per port only and trunk {shared[0]} is shared (its other VLANs "
+           "would stop learning too)" if caps.mac_learning_off else
+           f"{model or sw.driver} cannot turn it off per VLAN or port"
+           + (f" ({caps.mac_learning_source})" if caps.mac_learning_source else ""))
+    return False, [Finding(
+        severity="warning", kind="mac-learning-on", where=f"{where}.mac_learning", switch=sw.name,
+        problem=f"MAC learning stays on in {sw.name}'s HARMLESS VLANs: {why}, so a frame the controller sends back "
+                "out of its in-port (hairpin) does not reach the other hosts behind that port once the switch has "
+                "learned the sender on the trunk",
+        fix="set mac_learning: on to acknowledge it, or use a platform that can (docs/transparency.md)")]
+
+
+def port_down_plan(sw: Switch, caps: Capabilities, model: str = "", where: str = "<inventory>"
+                   ) -> tuple[str, list[Finding]]:
+    """What a controller's OFPPC_PORT_DOWN does on ``sw`` (``device`` or ``server``) and a note when the inventory
+    asks for ``device`` but the driver cannot shut a port so that ``down`` restores it. Pure."""
+    want = sw.openflow.port_down
+    if want == "device" and not caps.port_admin:
+        return "server", [Finding(
+            severity="note", kind="port-down-server-only", where=f"{where}.openflow.port_down", switch=sw.name,
+            problem=f"a controller's port-down (OFPPC_PORT_DOWN) blocks {sw.name}'s ports on the server only: the "
+                    f"{model or sw.driver} driver cannot shut a legacy port and give it back exactly (the hosts keep "
+                    "their link)")]
+    return want, []
+
+
 def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, where: str,
                 caps: Capabilities | None = None, index: int = 0) -> SwitchPlan:
     """Plan one switch. Pure.
@@ -312,80 +447,75 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
         previous: this switch's plan from the last ``up`` (for stable VIDs), or None.
         where: ``"<file>: switches[i]"`` for error messages.
         caps: the driver's capabilities for this device; QinQ ports are refused without them (see
-            :func:`check_capabilities`).
+            :func:`capability_findings`).
         index: the switch's 1-based position in the inventory (br-otc numbering).
 
     Raises:
-        InputError: unknown interface, OpenFlow port collision, VID already in use, VID range exhausted, a feature
-            the device cannot do.
+        Refused: (an InputError) every refusal of :func:`switch_plan_findings`: unknown interface, OpenFlow port
+            collision, VID already in use, VID range exhausted, a feature the device cannot do, preflight.
     """
-    tpid = check_capabilities(sw, caps or Capabilities(), where)
-    preflight.check_facts(sw, facts, where)
-    spell = _spellings(sw, facts, where)
-    ports = sorted(sw.access_ports, key=sw.ofport_of)
-    chosen = _choose_vids(sw, facts, previous, ports, where)
-    port_plans = _port_plans(sw, ports, spell, chosen)
-    trunks = tuple(
-        TrunkPlan(spell[t.switch_port], t.server_interface, t.type, _trunk_options(t),
-                  tuple(sorted(pp.vid for pp in port_plans if pp.trunk == spell[t.switch_port])))
-        for t in sw.trunks)
-    of = sw.openflow
-    tls = (of.tls.private_key, of.tls.certificate, of.tls.ca_cert) if of.tls else None
-    learning_off, notes = mac_learning_plan(sw, caps or Capabilities(), facts.model)
-    port_down, down_notes = port_down_plan(sw, caps or Capabilities(), facts.model)
-    return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(of.versions), tuple(of.controllers),
-                      port_plans, trunks, tpid, index, max_backoff_ms=of.max_backoff_ms,
-                      inactivity_probe_ms=of.inactivity_probe_ms, tls=tls, port_down=port_down,
-                      mac_learning_off=learning_off, notes=(*notes, *down_notes))
+    sp, findings = switch_plan_findings(sw, facts, previous, where, caps, index)
+    raise_refusals(findings)
+    return sp
 
 
-def mac_learning_plan(sw: Switch, caps: Capabilities, model: str = "") -> tuple[bool, tuple[str, ...]]:
-    """Whether HARMLESS turns MAC learning off in ``sw``'s VLANs, and ``plan``'s note when it cannot. Pure.
+def plan_with_findings(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | None = None,
+                       src: str = "<inventory>", caps: dict[str, Capabilities] | None = None
+                       ) -> tuple[Plan, list[Finding]]:
+    """Plan every switch of the inventory that has facts and collect every finding of every switch (pure).
 
-    A frame that a controller sends back out of its in-port returns on the trunk in the port's own VLAN; a legacy
-    switch that learns MACs learns the sender on the trunk and from then on filters what it would have to send back
-    out of the trunk ("If the destination address is on the port that sent the packet, the packet is filtered",
-    Cisco Catalyst 2960 Software Configuration Guide, "Building the Address Table"). With learning off it floods
-    within the VLAN, whose only other member is the access port (docs/transparency.md, "Hairpin").
+    ``facts`` maps switch name -> DeviceFacts (a switch without facts, e.g. unreachable, is left out of the plan;
+    the others keep their br-otc numbers), ``caps`` switch name -> the driver's Capabilities.
+
+    Returns:
+        ``(plan, findings)``: the warnings and notes of every switch, in inventory order.
+
+    Raises:
+        Refused: (an InputError) with every finding of every switch when any is a refusal.
     """
-    if sw.mac_learning != "off":
-        return False, ()
-    if caps.mac_learning_off:
-        return True, ()
-    return False, (f"MAC learning stays on in {sw.name}'s HARMLESS VLANs: {model or sw.driver} cannot turn it "
-                   "off per VLAN or port" + (f" ({caps.mac_learning_source})" if caps.mac_learning_source else "")
-                   + ", so a frame the controller sends back out of its in-port (hairpin) does not reach the "
-                   "other hosts behind that port once the switch has learned the sender on the trunk",)
-
-
-def port_down_plan(sw: Switch, caps: Capabilities, model: str = "") -> tuple[str, tuple[str, ...]]:
-    """What a controller's OFPPC_PORT_DOWN does on ``sw`` (``device`` or ``server``) and ``plan``'s note when the
-    inventory asks for ``device`` but the driver cannot shut a port so that ``down`` restores it. Pure."""
-    want = sw.openflow.port_down
-    if want == "device" and not caps.port_admin:
-        return "server", (f"a controller's port-down (OFPPC_PORT_DOWN) blocks {sw.name}'s ports on the server only: "
-                          f"the {model or sw.driver} driver cannot shut a legacy port and give it back exactly "
-                          "(the hosts keep their link)",)
-    return want, ()
+    prev = {s.name: s for s in previous.switches} if previous else {}
+    servers: dict[str, str] = {}
+    findings: list[Finding] = []
+    for i, sw in enumerate(inv.switches):
+        for j, t in enumerate(sw.trunks):
+            if t.server_interface in servers:
+                findings.append(_refusal("server-interface-reused",
+                                         f"{src}: switches[{i}].trunks[{j}].server_interface", sw, t.switch_port,
+                                         f"{t.server_interface} is already the trunk of {servers[t.server_interface]}",
+                                         "give each trunk its own server interface"))
+            servers[t.server_interface] = f"{sw.name} {t.switch_port}"
+    caps = caps or {}
+    plans = []
+    for i, sw in enumerate(inv.switches):
+        if sw.name in facts:
+            sp, more = switch_plan_findings(sw, facts[sw.name], prev.get(sw.name), f"{src}: switches[{i}]",
+                                            caps.get(sw.name), index=i + 1)
+            plans.append(sp)
+            findings += more
+    raise_refusals(findings)
+    return Plan(tuple(plans)), findings
 
 
 def make_plan(inv: Inventory, facts: dict[str, DeviceFacts], previous: Plan | None = None,
               src: str = "<inventory>", caps: dict[str, Capabilities] | None = None) -> Plan:
-    """Plan every switch of the inventory that has facts (pure).
+    """Plan every switch of the inventory that has facts (pure): :func:`plan_with_findings` without the warnings.
 
-    ``facts`` maps switch name -> DeviceFacts (a switch without facts, e.g. unreachable, is left out of the plan;
-    the others keep their br-otc numbers), ``caps`` switch name -> the driver's Capabilities. Raises InputError.
+    Raises:
+        Refused: (an InputError) every refusal of every switch.
     """
-    prev = {s.name: s for s in previous.switches} if previous else {}
-    servers = {}
-    for i, sw in enumerate(inv.switches):
-        for j, t in enumerate(sw.trunks):
-            if t.server_interface in servers:
-                raise InputError(f"{src}: switches[{i}].trunks[{j}].server_interface",
-                                 f"{t.server_interface} is already the trunk of {servers[t.server_interface]}",
-                                 "give each trunk its own server interface")
-            servers[t.server_interface] = f"{sw.name} {t.switch_port}"
-    caps = caps or {}
-    return Plan(tuple(plan_switch(sw, facts[sw.name], prev.get(sw.name), f"{src}: switches[{i}]", caps.get(sw.name),
-                                  index=i + 1)
-                      for i, sw in enumerate(inv.switches) if sw.name in facts))
+    return plan_with_findings(inv, facts, previous, src, caps)[0]
+
+
+def device_change(sw: Switch, running: str, candidate: str, where: str) -> tuple[devdiff.DeviceDiff | None,
+                                                                               list[Finding]]:
+    """The full device diff of merging ``candidate`` into ``running`` on switch ``sw`` (pure; the same online and
+    offline: :func:`harmless.switch_drivers.devdiff.merge_diff` in the switch's syntax).
+
+    Returns:
+        ``(diff, [])``, or ``(None, [warning])`` when the configuration cannot be read for a diff.
+    """
+    try:
+        return devdiff.merge_diff(running, candidate, devdiff.syntax_of(sw.driver, sw.optional_args)), []
+    except (KeyError, ValueError) as e:
+        return None, [Finding(severity="warning", kind="diff-unavailable", where=where, switch=sw.name,
+                              problem=f"no full diff for {sw.name}: {e}; the device's own diff is shown instead")]

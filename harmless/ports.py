@@ -4,14 +4,12 @@ from the device or offline from a saved running config. Nothing here changes a d
 - :func:`offline`: ``--driver D --config FILE`` → one :class:`~harmless.switch_drivers.portmodel.SwitchModel`.
 - :func:`online`: ``-i inventory.yaml [--switch NAME]`` → ``{switch name: SwitchModel}`` (each switch's driver
   :meth:`~harmless.switch_drivers.base.SwitchDriver.port_model`).
-- :func:`table` / :func:`vid_ranges`: the human-readable rendering (rich).
+- :func:`table_rows` / :func:`vid_ranges`: the human-readable rendering (the CLI prints it as a table).
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
-
-from rich.table import Table
 
 from harmless import fleet
 from harmless.deployment import connect
@@ -123,30 +121,36 @@ def vid_ranges(vids) -> str:
     return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs) or "(none)"
 
 
-def table(name: str, model: SwitchModel) -> Table:
-    """A rich table of one switch's ports (interface, mode, VIDs, LAG, voice, 802.1X, port security, shutdown,
-    unparsed lines count, description), titled with the VTP mode, spanning-tree mode and VLAN list."""
+#: the columns of :func:`table_rows`, in order
+TABLE_COLUMNS = ("interface", "mode", "access", "native", "allowed", "LAG", "voice", "802.1X", "port-sec",
+                 "shutdown", "unparsed", "description")
+
+
+def table_rows(name: str, model: SwitchModel) -> tuple[str, tuple[str, ...], list[list[str]]]:
+    """One switch's ports as a table (pure; the CLI prints it with :func:`harmless.clikit.print_table`).
+
+    Returns:
+        ``(title, TABLE_COLUMNS, rows)``: the title names the switch, VTP mode, spanning-tree mode and VLAN list;
+        one row of strings per port (interface, mode, VIDs, LAG, voice, 802.1X, port security, shutdown, the
+        number of unparsed lines, description; '' where a value is absent).
+    """
     title = (f"{name}: VTP {model.vtp_mode or 'n/a'}, spanning tree {model.stp_mode or 'n/a'}, "
              f"VLANs {vid_ranges(model.vlans) if model.vlans else '(none)'}")
-    t = Table(title=title, title_justify="left")
-    for col in ("interface", "mode", "access", "native", "allowed", "LAG", "voice", "802.1X", "port-sec",
-                "shutdown", "unparsed"):
-        t.add_column(col, no_wrap=col != "allowed", overflow="fold")
-    t.add_column("description", overflow="ellipsis", no_wrap=True)
 
     def yes(b: bool) -> str:
         return "yes" if b else ""
 
+    rows = []
     for p in model.ports:
         mode = p.mode + (" (mgmt)" if p.management else "")
         lag = "LAG" if p.is_lag else (p.lag or "")
         if p.mlag_peer_link:
             lag += " (peer link)"
-        t.add_row(p.interface, mode, "" if p.access_vid is None else str(p.access_vid),
-                  "" if p.native_vid is None else str(p.native_vid), vid_ranges(p.allowed_vids), lag,
-                  "" if p.voice_vid is None else str(p.voice_vid), yes(p.dot1x), yes(p.port_security),
-                  yes(p.shutdown), str(len(p.unparsed)) if p.unparsed else "", p.description or "")
-    return t
+        rows.append([p.interface, mode, "" if p.access_vid is None else str(p.access_vid),
+                     "" if p.native_vid is None else str(p.native_vid), vid_ranges(p.allowed_vids), lag,
+                     "" if p.voice_vid is None else str(p.voice_vid), yes(p.dot1x), yes(p.port_security),
+                     yes(p.shutdown), str(len(p.unparsed)) if p.unparsed else "", p.description or ""])
+    return title, TABLE_COLUMNS, rows
 
 
-__all__ = ["offline", "online", "table", "vid_ranges"]
+__all__ = ["TABLE_COLUMNS", "offline", "online", "table_rows", "vid_ranges"]

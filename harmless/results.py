@@ -10,23 +10,49 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
+from harmless.errors import Finding
+from harmless.otc.reach import ControllerCheck
 from harmless.plan import Plan
 from harmless.switch_drivers.base import DeviceFacts
+from harmless.switch_drivers.devdiff import DeviceDiff
 
 
 @dataclass
 class PlanResult:
-    """What ``plan``/``up`` computed: the plan, the per-switch device diff and device facts."""
+    """What ``plan``/``up`` computed.
+
+    Attributes:
+        plan: the plan.
+        diffs: per switch the diff the device reported for the merge candidate (offline: the candidate's lines the
+            saved config lacks); what ``up`` commits when it is not empty.
+        facts: per switch the device facts.
+        configs: per switch the rendered candidate.
+        failed: switches that could not be read (``up`` tolerates them).
+        findings: the warnings and notes of every switch (refusals are raised as :class:`~harmless.errors.Refused`).
+        changes: per switch the full device diff, removals and additions per block, the same format online and
+            offline (:mod:`harmless.switch_drivers.devdiff`).
+        controllers: the controller checks from the server (:class:`harmless.otc.reach.ControllerCheck`; online
+            ``plan`` only).
+    """
 
     plan: Plan
     diffs: dict[str, str]
     facts: dict[str, DeviceFacts]
     configs: dict[str, str] = field(default_factory=dict)
     failed: dict[str, BaseException] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    changes: dict[str, DeviceDiff] = field(default_factory=dict)
+    controllers: list[ControllerCheck] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """The ``--json`` object: ``plan``, ``diffs``, ``device_vlans``, ``findings`` (each a
+        :class:`~harmless.errors.Finding`), ``changes`` (per switch ``{"syntax", "blocks", "text"}``) and
+        ``controllers``."""
         return {"plan": self.plan.to_dict(), "diffs": self.diffs,
-                "device_vlans": {n: sorted(f.vlans) for n, f in self.facts.items()}}
+                "device_vlans": {n: sorted(f.vlans) for n, f in self.facts.items()},
+                "findings": [f.model_dump(mode="json") for f in self.findings],
+                "changes": {n: {**d.model_dump(mode="json"), "text": d.text()} for n, d in self.changes.items()},
+                "controllers": [c.model_dump(mode="json") for c in self.controllers]}
 
 
 class _Result(BaseModel):

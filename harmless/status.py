@@ -7,7 +7,7 @@ from dataclasses import asdict
 from harmless import journal
 from harmless import state as st
 from harmless.deployment import connect_deployed, state_ovs
-from harmless.errors import HarmlessError, OvsError
+from harmless.errors import HarmlessError, InputError, OvsError, did_you_mean
 from harmless.otc import bridges
 from harmless.ovs import Ovs
 from harmless.plan import Plan, SwitchPlan
@@ -52,17 +52,19 @@ def switch_status(ovs: Ovs, sp: SwitchPlan, links: dict[str, str], shut: dict[st
                         controllers=ps["controllers"], trunks=ps["trunks"], error=ps.get("error"))
 
 
-def status(with_device: bool = True) -> StatusReport:
+def status(with_device: bool = True, only: str | None = None) -> StatusReport:
     """``harmless status``: port map, link state, per-port counters, controller connections.
 
     Args:
         with_device: log in to each switch for its link states (else ``device_link`` is ``unknown``).
+        only: report just this deployed switch (``--switch``; the others are not contacted).
 
     Returns:
         The report; ``deployed`` False (with ``unfinished_journal``) when nothing is deployed.
 
     Raises:
         StateError: state.json is corrupt.
+        InputError: ``only`` is not a deployed switch.
     """
     recs = journal.unfinished()
     pending = None if journal.is_finished(recs) else journal.describe(recs)
@@ -71,7 +73,14 @@ def status(with_device: bool = True) -> StatusReport:
         return StatusReport(deployed=False, unfinished_journal=pending)
     ovs = state_ovs(s)
     switches = []
-    for sp in Plan.from_dict(s.plan).switches:
+    plan = Plan.from_dict(s.plan)
+    names = [sp.name for sp in plan.switches]
+    if only is not None and only not in names:
+        raise InputError("harmless status --switch", f"no deployed switch named {only!r}"
+                         + did_you_mean(only, names), f"use one of: {', '.join(names)}")
+    for sp in plan.switches:
+        if only is not None and sp.name != only:
+            continue
         links = device_links(s, sp.name) if with_device and sp.name in s.switches else {}
         switches.append(switch_status(ovs, sp, links, s.port_admin.get(sp.name, {})))
     return StatusReport(deployed=True, unfinished_journal=pending, inventory=s.inventory,

@@ -14,7 +14,7 @@ from harmless import state as st
 from harmless.deployment import connect
 from harmless.errors import DeviceError, HarmlessError, InputError
 from harmless.inventory import Inventory, Switch
-from harmless.plan import Plan, make_plan
+from harmless.plan import Plan, device_change, plan_with_findings
 from harmless.results import PlanResult
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
 
@@ -147,41 +147,64 @@ def restore_device(drv: SwitchDriver, target: str) -> bool:
 
 
 def _read_devices(inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent,
-                  drivers: dict[str, SwitchDriver]) -> dict[str, fleet.SwitchOutcome]:
-    """Open a session to every switch and read its facts and capabilities, in parallel (sessions into ``drivers``)."""
+                  drivers: dict[str, SwitchDriver], only: set[str] | None = None) -> dict[str, fleet.SwitchOutcome]:
+    """Open a session to every switch (of ``only``, when given) and read its facts and capabilities, in parallel
+    (sessions into ``drivers``)."""
+    chosen = [(i, sw) for i, sw in enumerate(inv.switches) if only is None or sw.name in only]
     # resolve every secret reference before contacting any device
-    passwords = {sw.name: sw.password(f"{src}: switches[{i}]") for i, sw in enumerate(inv.switches)}
-    where = {sw.name: f"{src}: switches[{i}]" for i, sw in enumerate(inv.switches)}
+    passwords = {sw.name: sw.password(f"{src}: switches[{i}]") for i, sw in chosen}
+    where = {sw.name: f"{src}: switches[{i}]" for i, sw in chosen}
 
     def read(sw: Switch) -> tuple[DeviceFacts, Capabilities]:
         progress(f"connecting to {sw.name} ({sw.driver}) at {sw.host}:{sw.port}")
         drivers[sw.name] = connect(sw, where[sw.name], passwords[sw.name])
         return drivers[sw.name].facts(), drivers[sw.name].capabilities
 
-    return fleet.run_per_switch(list(inv.switches), read,
+    return fleet.run_per_switch([sw for _, sw in chosen], read,
                                 on_done=lambda o: on_switch(o.name, "read") if o.ok else None)
 
 
 def _diff_devices(switches: list[Switch], plan: Plan, drivers: dict[str, SwitchDriver], progress: Progress,
                   keep_candidate: bool) -> dict[str, fleet.SwitchOutcome]:
-    """Render each switch's tagging config and let the device diff it (``(config, diff)`` per switch), in parallel."""
-    def diff(sw: Switch) -> tuple[str, str]:
+    """Render each switch's tagging config and let the device diff it (``(config, diff, running config)`` per switch),
+    in parallel."""
+    def diff(sw: Switch) -> tuple[str, str, str]:
         sp = plan.switch(sw.name)
         drv = drivers[sw.name]
+        running = drv.running_config()
         config = drv.render(sp.access_changes(), sp.trunk_changes())
         progress(f"diffing the tagging config on {sw.name}")
         d = drv.load_merge(config)
         if not keep_candidate:
             drv.discard()
-        return config, d
+        return config, d, running
 
     return fleet.run_per_switch(switches, diff)
 
 
+def _result(inv: Inventory, src: str, plan: Plan, findings: list, facts: dict, diff_out: dict, failed: dict
+            ) -> PlanResult:
+    """The :class:`PlanResult` of the switches that were planned and diffed, with their full device diffs."""
+    ok = [sp.name for sp in plan.switches if sp.name not in failed]
+    index = {sw.name: i for i, sw in enumerate(inv.switches)}
+    changes = {}
+    for n in ok:
+        config, _d, running = diff_out[n].value
+        change, more = device_change(inv.switches[index[n]], running, config, f"{src}: switches[{index[n]}]")
+        findings = [*findings, *more]
+        if change is not None:
+            changes[n] = change
+    return PlanResult(plan.only(ok), {n: diff_out[n].value[1] for n in ok}, {n: facts[n] for n in ok},
+                      {n: diff_out[n].value[0] for n in ok}, failed=failed, findings=findings, changes=changes)
+
+
 def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: bool = False,
-            tolerate: bool = False, on_switch: SwitchEvent = no_event, keep_candidate: bool = False
-            ) -> tuple[PlanResult, dict[str, SwitchDriver]]:
+            tolerate: bool = False, on_switch: SwitchEvent = no_event, keep_candidate: bool = False,
+            only: set[str] | None = None) -> tuple[PlanResult, dict[str, SwitchDriver]]:
     """Read every device, plan, render and diff (load + compare + discard), all switches in parallel. Changes nothing.
+
+    Every refusal of every switch is collected before anything is raised (:class:`~harmless.errors.Refused`); the
+    result carries the warnings and notes and each switch's full device diff (``changes``).
 
     Args:
         tolerate: keep going when a switch cannot be read (unreachable, refused): it is left out of the plan and
@@ -190,22 +213,25 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
         keep_candidate: leave each rendered config loaded as the merge candidate (with ``keep_open``; ``up`` commits
             it without loading it again).
         on_switch: ``(switch, event)`` callback as each switch is read.
+        only: read and plan only these switches (``--switch``); the others are not contacted and are left out of
+            the plan, which keeps every switch's br-otc number (its position in the inventory).
 
     Raises:
-        InputError: bad secret reference or a planning conflict (always, nothing changed).
+        Refused: every refusal of every switch (an InputError; always, nothing changed).
+        InputError: bad secret reference.
         DeviceError: a switch could not be read and ``tolerate`` is False.
     """
     s = st.load()
     previous = Plan.from_dict(s.plan) if s and s.plan else None
     drivers: dict[str, SwitchDriver] = {}
     try:
-        read_out = _read_devices(inv, src, progress, on_switch, drivers)
+        read_out = _read_devices(inv, src, progress, on_switch, drivers, only)
         failed = {n: o.error for n, o in read_out.items() if not o.ok}
         if failed and not tolerate:
             raise next(iter(failed.values()))
         facts = {n: o.value[0] for n, o in read_out.items() if o.ok}
         caps = {n: o.value[1] for n, o in read_out.items() if o.ok}
-        plan = make_plan(inv, facts, previous, src, caps)
+        plan, findings = plan_with_findings(inv, facts, previous, src, caps)
         diff_out = _diff_devices([sw for sw in inv.switches if sw.name in facts], plan, drivers, progress,
                                  keep_candidate)
         for n, o in diff_out.items():
@@ -213,10 +239,7 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
                 if not tolerate or isinstance(o.error, InputError):
                     raise o.error
                 failed[n] = o.error
-        ok = [sp.name for sp in plan.switches if sp.name not in failed]
-        res = PlanResult(plan.only(ok), {n: diff_out[n].value[1] for n in ok}, {n: facts[n] for n in ok},
-                         {n: diff_out[n].value[0] for n in ok}, failed=failed)
-        return res, drivers
+        return _result(inv, src, plan, findings, facts, diff_out, failed), drivers
     finally:
         if not keep_open:
             for d in list(drivers.values()):

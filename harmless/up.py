@@ -26,7 +26,7 @@ from pathlib import Path
 from harmless import fleet, journal, linkwatch
 from harmless import state as st
 from harmless.deployment import ovs_ref, ref_record, server_ovs
-from harmless.errors import CommitError, HarmlessError, InputError, OvsError
+from harmless.errors import CommitError, HarmlessError, InputError, OvsError, report_lines
 from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
@@ -44,12 +44,15 @@ class UpRun:
 
     Args:
         inv: the validated inventory; ``src`` its file.
-        progress, on_switch, revert_in, wait_controller, keep_on_no_controller: as :func:`harmless.orchestrator.up`.
+        progress, on_switch, revert_in, wait_controller, keep_on_no_controller, only: as
+            :func:`harmless.orchestrator.up`.
     """
 
     def __init__(self, inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent, revert_in: int,
-                 wait_controller: float, keep_on_no_controller: bool):
+                 wait_controller: float, keep_on_no_controller: bool, only: set[str] | None = None):
         self.inv, self.src, self.progress, self.on_switch = inv, src, progress, on_switch
+        self.only = only            # --switch: the switches this run reads and changes (None: every switch)
+        self.chosen = [sw for sw in inv.switches if only is None or sw.name in only]
         self.revert_in, self.wait_controller, self.keep_on_no_controller = revert_in, wait_controller, \
             keep_on_no_controller
         self.prev: DeploymentState | None = st.load()
@@ -57,8 +60,11 @@ class UpRun:
             raise InputError(src, f"another deployment is up (from {self.prev.inventory})", "run harmless down first")
         self.prev_plan = Plan.from_dict(self.prev.plan) if self.prev and self.prev.plan else None
         self.res, self.drivers = compute(inv, src, progress, keep_open=True, tolerate=True, on_switch=on_switch,
-                                         keep_candidate=True)
-        self.records = {s.name: s.model_dump(mode="json") for s in inv.switches}   # non-secret, to reconnect
+                                         keep_candidate=True, only=only)
+        for label, line in report_lines([f for f in self.res.findings if f.severity == "warning"]):
+            progress(f"{label}: {line}")            # what plan warned about (a trunk brought up, its load, ...)
+        self.records = {**(self.prev.switches if self.prev and only is not None else {}),   # non-secret, to
+                        **{s.name: s.model_dump(mode="json") for s in inv.switches}}       # reconnect
         self._lock = threading.Lock()       # guards the five dicts below (the switch steps run in parallel)
         self.failed: dict[str, BaseException] = dict(self.res.failed)
         self.committed: dict[str, bool] = {}
@@ -99,7 +105,7 @@ class UpRun:
         """``up.begin``: the journal of this run."""
         self.j = journal.Journal("up", self.progress)
         self.j.record("up.begin", inventory=str(Path(self.src).resolve()),
-                      switches=[sw.name for sw in self.inv.switches], prior_deployed=self.prev_plan is not None)
+                      switches=[sw.name for sw in self.chosen], prior_deployed=self.prev_plan is not None)
 
     # ------------------------------------------------------------------ 1. switch side, in parallel
     def save_original(self, sw: Switch) -> dict | None:
@@ -172,8 +178,10 @@ class UpRun:
     # ------------------------------------------------------------------ 2. server side
     def plan_server(self) -> None:
         """The plan to deploy: the switches done now, those that failed now but were migrated before keep their
-        previous plan; live ``harmless qos set`` values re-applied (docs/qos.md)."""
-        keep_prev = [sp for sp in (self.prev_plan.switches if self.prev_plan else ()) if sp.name in self.failed]
+        previous plan, and so do those this run leaves alone (``--switch``); live ``harmless qos set`` values
+        re-applied (docs/qos.md)."""
+        keep_prev = [sp for sp in (self.prev_plan.switches if self.prev_plan else ())
+                     if sp.name in self.failed or (self.only is not None and sp.name not in self.only)]
         effective = Plan(tuple(sorted([*self.res.plan.only(self.committed).switches, *keep_prev],
                                       key=lambda sp: sp.index)))
         self.effective, self.qos_live = qos_overlay(effective, self.prev)
@@ -254,7 +262,7 @@ class UpRun:
         results = {sw.name: SwitchUp(status="failed", error=error_line(self.failed[sw.name]))
                    if sw.name in self.failed else
                    SwitchUp(status="migrated" if self.committed.get(sw.name) else "unchanged")
-                   for sw in self.inv.switches}
+                   for sw in self.chosen}
         return UpResult(plan=self.effective.to_dict(), diffs=self.res.diffs, changed=self.committed,
                         ovs=ref_record(self.state.ovs), results=results, failed=sorted(self.failed),
                         controllers_connected=self.connected, controllers_missing=self.missing)

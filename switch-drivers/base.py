@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.models import parse_model
+from harmless.switch_drivers.portmodel import with_management
 
 if TYPE_CHECKING:
     from harmless.switch_drivers.portmodel import SwitchModel
@@ -39,9 +40,10 @@ class Capabilities:
         link_state: ``link_states()`` is implemented (used for link-state mirroring to br-of).
         port_admin: :meth:`SwitchDriver.render_port_admin` is implemented and ``restore`` gives such a change back
             exactly (a controller's port-down shuts the legacy port, :mod:`harmless.portmod`).
-        mac_learning_off: the device can turn MAC learning off for HARMLESS's VLANs (per VLAN, or per port on the
-            access ports and trunks, which carry only HARMLESS's VLANs); the render does it for changes with
-            ``no_learning``. ``mac_learning_source``: where that was learned (a probe, the vendor's documentation).
+        mac_learning_off: the device can turn MAC learning off for HARMLESS's VLANs (None: unknown, e.g. offline
+            without the probe); the render does it for changes with ``no_learning``. ``mac_learning_scope``: ``vlan`` (per VLAN) or ``port`` (per interface, on the
+            access ports and trunks: only where a trunk carries HARMLESS's VLANs alone, i.e. not ``shared``).
+            ``mac_learning_source``: where that was learned (a probe, the vendor's documentation).
     """
 
     commit_confirm: bool = False
@@ -51,7 +53,8 @@ class Capabilities:
     stag_tpids: tuple[int, ...] = ()
     link_state: bool = False
     port_admin: bool = False
-    mac_learning_off: bool = False
+    mac_learning_off: bool | None = False
+    mac_learning_scope: str = "vlan"
     mac_learning_source: str = ""
 
 
@@ -124,12 +127,19 @@ class TrunkChange:
 
     ``stag_tpid`` is the TPID of the outer tag of QinQ ports' traffic on this trunk (0x8100 or 0x88a8); drivers
     whose device cannot set it leave the device default (which must then be in ``capabilities.stag_tpids``).
+
+    ``shared``: the port keeps the VLANs it carries (inventory ``shared: true``): ``vids`` are *added* (IOS/EOS
+    ``switchport trunk allowed vlan add``, Junos ``vlan members`` without deleting the old ones; ProCurve is
+    additive anyway). ``bring_up``: the port is administratively down and is brought up (IOS/EOS ``no shutdown``,
+    Junos ``delete interfaces X disable``, ProCurve ``interface X enable``).
     ``no_learning``: MAC learning off for these VLANs (or on this port, see :class:`AccessPortChange`).
     """
 
     interface: str
     vids: tuple[int, ...]
     stag_tpid: int = 0x8100
+    shared: bool = False
+    bring_up: bool = False
     no_learning: bool = False
 
 
@@ -227,14 +237,45 @@ class SwitchDriver(abc.ABC):
         """What every port is now: the :class:`~.portmodel.SwitchModel` of the running config. Read-only.
 
         The default parses :meth:`running_config` with :func:`..models.parse_model`; drivers whose model also
-        needs ``show`` output (VTP status, port-channel summary) override this to pass it.
+        needs ``show`` output (VTP status, port-channel summary) override this to pass it. The SVI carrying
+        :attr:`host` is marked ``management`` (:func:`..portmodel.with_management`).
 
         Raises:
             DeviceError: the device cannot be read.
             NotImplementedError: the driver has no port model.
             ValueError: the running config does not parse (message says where).
         """
-        return parse_model(self.port_model_syntax or self.name, self.running_config())
+        return with_management(parse_model(self.port_model_syntax or self.name, self.running_config()), self.host)
+
+    # ------------------------------------------------------------------ offline (a saved config for the device)
+    def saved_capabilities(self) -> Capabilities:
+        """What planning assumes of this device when only its saved config is known (offline planning): the
+        static :attr:`capabilities`; a driver whose capabilities need a probe of the device overrides this with
+        the safe assumption (e.g. IOS without its archive: no commit-confirm)."""
+        return self.capabilities
+
+    def load_saved(self, config_text: str) -> DeviceFacts:
+        """Read a saved running config in place of the device (offline planning; no device access).
+
+        Afterwards :meth:`render` renders against this config as if :meth:`facts` had read it from the device.
+        What only the device knows is missing from the facts: ``model``, ``os_version``, ``session_port``, and
+        interfaces the config does not name.
+
+        Raises:
+            NotImplementedError: this driver cannot plan from a saved config.
+            ValueError: the text is not a configuration of this OS (message says where).
+        """
+        raise NotImplementedError(f"driver {self.name} cannot plan from a saved config")
+
+    def saved_diff(self, running: str, candidate: str) -> str:
+        """What merging ``candidate`` into the saved ``running`` config would change, computed here without the
+        device ('' when nothing); the same text this driver's :meth:`load_merge` reports where that diff is computed
+        locally.
+
+        Raises:
+            NotImplementedError: the driver's online diff is the device's own; the caller uses its generic one.
+        """
+        raise NotImplementedError
 
     def link_states(self) -> dict[str, str]:
         """Operational state per interface: ``{name: "up" | "down" | "admin-down"}``."""

@@ -27,6 +27,7 @@ voice, SVI ``interface VlanN``, ``encapsulation dot1Q N``), plus the dialect's b
 """
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -35,7 +36,7 @@ from ciscoconfparse2 import CiscoConfParse
 
 from harmless.switch_drivers.base import PortVlanState
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
-from harmless.switch_drivers.switchport import fold_allowed
+from harmless.switch_drivers.switchport import allowed_line_problem, fold_allowed
 from harmless.switch_drivers.vids import parse_vid_ranges
 
 __all__ = ["Dialect", "block_children", "build_model", "global_lines", "port_states_from_model"]
@@ -57,11 +58,18 @@ class Dialect:
         lag_prefix: LAG interface name before the number (``Port-channel`` on IOS, ``Port-Channel`` on EOS).
         no_mode: mode of a switch port without ``switchport mode`` (IOS ``dynamic``, EOS ``access``).
         builtin_vlans: VLANs the OS always has (IOS 1 and 1002-1005, EOS 1).
+        lags_follow_default: with ``default_routed`` (see :func:`build_model`), a LAG interface without a
+            ``switchport`` line is routed too (IOS on a Catalyst 6500: every interface is layer 3 until
+            ``switchport``); False on EOS, where ``switchport default mode routed`` concerns Ethernet ports.
+        bare_switchport_routed: a physical port printing a bare ``switchport`` line means the platform's ports are
+            routed by default (:func:`prints_bare_switchport`): IOS.
     """
 
     lag_prefix: str
     no_mode: str
     builtin_vlans: tuple[int, ...]
+    lags_follow_default: bool = False
+    bare_switchport_routed: bool = False
 
 
 def _norm(text: str) -> str:
@@ -145,7 +153,9 @@ def _understood(ln: str, mode_known: bool) -> bool:
         return True
     if ln.startswith("switchport mode "):
         return mode_known
-    if re.match(r"switchport (access vlan \d+|trunk native vlan \d+|trunk allowed vlan .+|voice vlan \d+|"
+    if ln.startswith("switchport trunk allowed vlan "):
+        return allowed_line_problem(ln) is None
+    if re.match(r"switchport (access vlan \d+|trunk native vlan \d+|voice vlan \d+|"
                 r"phone vlan \d+|port-security.*)$", ln):
         return True
     return bool(_DOT1X.match(ln))
@@ -213,6 +223,10 @@ def _port_settings(lines: list[str], vlans: set[int]) -> dict:
             out["voice_vid"] = int(m.group(1))
         elif m := re.match(r"switchport trunk allowed vlan (?:add )?([\d,\-]+)$", ln):
             vlans |= _vids(m.group(1))
+        elif ln.startswith("switchport trunk allowed vlan ") and allowed_line_problem(ln):
+            # unreadable (kept in unparsed): still avoid every VID it names, never take one of them
+            vlans |= {v for a, b in re.findall(r"(\d+)(?:\s*-\s*(\d+))?", ln[29:])
+                      for v in range(int(a), int(b or a) + 1) if 1 <= v <= 4094}
         elif ln == "switchport port-security":
             out["port_security"] = True
         elif _DOT1X.match(ln):
@@ -229,7 +243,8 @@ def _mode(name: str, lines: list[str], dialect: Dialect, router: bool, default_r
     logical = bool(_LOGICAL.match(name)) or "." in name
     is_lag = _lag_number(name) is not None
     switched = (not logical and not mgmt
-                and _switched(name, lines, dialect, router, default_routed and not is_lag))
+                and _switched(name, lines, dialect, router,
+                                    default_routed and (dialect.lags_follow_default or not is_lag)))
     word = _mode_word(lines) if switched else None
     if not switched:
         return "routed"
@@ -248,6 +263,9 @@ def _port_info(name: str, lines: list[str], mode: str, mgmt: bool, vlans: set[in
         if m := re.match(r"(?i)encapsulation dot1q (\d+)", ln):
             vlans.add(int(m.group(1)))
     st = _port_settings(lines, vlans)
+    # every VID a line names is in use, whatever the mode (a trunk's stale access VLAN, EOS ``trunk phone``'s native
+    # VLAN: the PCs behind the phones): the planner must never take it
+    vlans.update(v for v in (st["access_vid"], st["native_vid"]) if v is not None)
     allowed: tuple[int, ...] | str | None = None
     if mode in ("access", "dynamic", "dot1q-tunnel"):
         st["access_vid"] = st["access_vid"] or 1
@@ -259,11 +277,12 @@ def _port_info(name: str, lines: list[str], mode: str, mgmt: bool, vlans: set[in
         folded = fold_allowed(lines)
         allowed = "all" if folded is None else folded
         st["access_vid"] = None
-    else:
+    elif mode == "routed":
         st["access_vid"] = st["native_vid"] = None
     if st["voice_vid"] is not None:
         vlans.add(st["voice_vid"])
-    unparsed = tuple(ln for ln in lines if not _understood(ln, mode != "unknown"))
+    unparsed = tuple(ln if not (why := allowed_line_problem(ln)) else f"{ln} ({why})"
+                     for ln in lines if not _understood(ln, mode != "unknown"))
     return PortInfo(interface=name, mode=mode, allowed_vids=allowed, is_lag=_lag_number(name) is not None,
                     management=mgmt, unparsed=unparsed, **st)
 
@@ -292,6 +311,7 @@ def build_model(config_text: str, dialect: Dialect, *, router: bool = False, def
     vlans = set(g.vlans) | (set() if router else set(dialect.builtin_vlans))
     blocks = _interface_blocks(parse, g)
     stack_style = any(re.match(r"(?i)^\D+\d+/\d+/\d+$", n) for n, _ in blocks)
+    default_routed = default_routed or (dialect.bare_switchport_routed and prints_bare_switchport(blocks))
     lag_of = _lag_map(blocks, dialect, lag_members)
     peer_lags = _peer_lags(blocks, lag_of, mlag_peer_link)
     ports = []
@@ -305,7 +325,48 @@ def build_model(config_text: str, dialect: Dialect, *, router: bool = False, def
     ports = _inherit_lag_l2(ports, {name: lines for name, lines in blocks})
     vlans = {v for v in vlans if 1 <= v <= 4094}
     return SwitchModel(vtp_mode=vtp_mode, vlans=tuple(sorted(vlans)), ports=tuple(ports), stp_mode=stp_mode,
-                       vlan_names=dict(sorted(g.vlan_names.items())))
+                       vlan_names=dict(sorted(g.vlan_names.items())), vlan_addresses=_svi_addresses(blocks))
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _svi_addresses(blocks: list[tuple[str, list[str]]]) -> dict[int, tuple[str, ...]]:
+    """VID -> the addresses of its SVI ``interface VlanN``: ``ip address A M [secondary]`` (IOS), ``ip address A/L``
+    (EOS), ``ipv6 address X/L``; ``ip address dhcp`` and ``no ip address`` give none."""
+    out: dict[int, tuple[str, ...]] = {}
+    for name, lines in blocks:
+        if not (m := re.fullmatch(r"(?i)vlan\s*(\d+)", name)):
+            continue
+        addrs = [a.group(1) for ln in lines if (a := re.match(r"(?:ip|ipv6) address ([^\s/]+)", ln))
+                 and _is_ip(a.group(1))]
+        if addrs:
+            out[int(m.group(1))] = tuple(dict.fromkeys(addrs))
+    return out
+
+
+def prints_bare_switchport(blocks: list[tuple[str, list[str]]]) -> bool:
+    """True when a physical port's block holds a bare ``switchport`` line (and no ``no switchport``): the running
+    config of a platform whose interfaces are layer 3 by default, which prints ``switchport`` on its layer-2 ports.
+
+    Catalyst 6500 in native IOS: "By default, LAN ports are configured as Layer 3 (routed) interfaces ... enter the
+    switchport command to configure a port as a Layer 2 switch port" (Catalyst 6500 Release 12.2SX Software
+    Configuration Guide, "Configuring LAN Ports for Layer 2 Switching", "Default Layer 2 LAN Interface
+    Configuration"; also Cisco's CatOS-to-IOS guide OL-11615-01: "In Cisco IOS, by default, all ports are configured
+    as routed interfaces"). Switches whose ports are layer 2 by default (2960, 3560/3750, 4500, 9000) never print the
+    default ``switchport``; a 4500 prints it on a ``Port-channel`` only, so LAGs and logical interfaces do not count.
+    """
+    for name, lines in blocks:
+        if _LOGICAL.match(name) or "." in name or _lag_number(name) is not None or _MGMT_NAME.match(name):
+            continue
+        if "switchport" in lines and "no switchport" not in lines:
+            return True
+    return False
 
 
 def _inherit_lag_l2(ports: list[PortInfo], lines: dict[str, list[str]]) -> list[PortInfo]:

@@ -21,6 +21,7 @@ from typing import Any
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import DeviceFacts, PortVlanState, SwitchDriver
 from harmless.switch_drivers.models import parse_model
+from harmless.switch_drivers.portmodel import with_management
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ class NapalmDriver(SwitchDriver):
         model = self.model_of(self.running_config())
         if model is None:
             raise NotImplementedError(f"driver {self.name} has no port model")
-        return model
+        return with_management(model, self.host)
 
     def session_port(self, model) -> str | None:
         """The interface this management session arrives on, None when unknown (vendor hook)."""
@@ -200,10 +201,32 @@ class NapalmDriver(SwitchDriver):
         text = self.running_config()
         self._facts_config = text
         model = self.model_of(text)
+        model = with_management(model, self.host) if model is not None else None
         return DeviceFacts(hostname=f.get("hostname", ""), model=f.get("model", ""),
                            os_version=f.get("os_version", ""), interfaces=tuple(f.get("interface_list", ())),
                            vlans=self.device_vlans(text), ports=self.parse_ports(text), port_model=model,
                            session_port=self.session_port(model) if model is not None else None)
+
+    # ------------------------------------------------------------------ offline
+    def saved_hostname(self, config_text: str) -> str:
+        """The host name a saved config gives itself (``hostname X``; '' when none). Vendor drivers refine it."""
+        return next((ln.split()[1] for ln in config_text.splitlines()
+                     if ln.startswith("hostname ") and len(ln.split()) > 1), "")
+
+    def saved_vlans(self, config_text: str, model) -> dict[int, str]:
+        """``{vid: name}`` a saved config says the device has (default :meth:`parse_vlans`; IOS adds its built-in
+        VLANs and, as a VTP server/client, the VLANs the config references)."""
+        return self.parse_vlans(config_text)
+
+    def load_saved(self, config_text: str) -> DeviceFacts:
+        """See :meth:`SwitchDriver.load_saved`: the port model of the saved config (its management SVI marked),
+        per-port state and VLANs parsed from it, interfaces = the model's ports; the render then uses it."""
+        model = parse_model(getattr(self, "port_model_syntax", None) or self.name, config_text)
+        self._facts_config = config_text
+        return DeviceFacts(hostname=self.saved_hostname(config_text), model="", os_version="",
+                           interfaces=tuple(p.interface for p in model.ports),
+                           vlans=self.saved_vlans(config_text, model), ports=self.parse_ports(config_text),
+                           port_model=with_management(model, self.host))
 
     def link_states(self) -> dict[str, str]:
         """Operational state per interface (NAPALM ``get_interfaces``).

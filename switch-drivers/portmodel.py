@@ -10,11 +10,16 @@ text, and ``harmless ports --json`` prints :meth:`SwitchModel.to_json_dict` (the
 
 Defaults are those the OS applies (IOS: access VLAN 1, trunk native 1, a switchport without ``switchport mode`` is
 ``dynamic``; EOS honours ``switchport default mode routed``; Junos resolves VLAN names to IDs; ProCurve derives modes
-from VLAN membership). Lines on a port the model does not understand are kept in ``unparsed``, never dropped.
+from VLAN membership). Lines on a port the model does not understand are kept in ``unparsed``, never dropped; a
+line the reader cannot place on a port at all (a VLAN's port list it cannot read, a Junos statement that does not
+parse) is kept in the switch's own ``unparsed`` with the reason (``"line 12: tagged A1,B1-16 (bad port range
+'B1-16')"``), so no single line stops the reader: the JSON object then has an ``"unparsed"`` list too.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import ipaddress
+import re
+from dataclasses import asdict, dataclass, field, replace
 
 #: port modes of the model
 MODES = ("access", "trunk", "routed", "dot1q-tunnel", "dynamic", "unknown")
@@ -81,6 +86,12 @@ class SwitchModel:
         stp_mode: spanning-tree mode (``pvst``, ``rapid-pvst``, ``mst``, ``rstp``, ...), None when not read.
         stp_instance_limit: most spanning-tree instances (VLANs with PVST+) the platform runs, None when unknown.
         vlan_names: VID -> name for the VLANs that have one.
+        unparsed: lines of the config the reader could not read or place on a port, each with its line number and
+            the reason (``"line 12: tagged A1,B1-16 (bad ProCurve port range 'B1-16')"``); the readable rest of the
+            config is in the model as usual.
+        vlan_addresses: VID -> the IP addresses (no prefix length) of that VLAN's own layer-3 interface (IOS/EOS
+            ``interface VlanN``, Junos ``irb``/``vlan`` unit named by ``l3-interface``, ProCurve ``vlan N`` / ``ip
+            address``): what :func:`with_management` compares with the address HARMLESS manages the switch at.
     """
 
     vtp_mode: str | None
@@ -89,12 +100,56 @@ class SwitchModel:
     stp_mode: str | None = None
     stp_instance_limit: int | None = None
     vlan_names: dict[int, str] = field(default_factory=dict)
+    unparsed: tuple[str, ...] = ()
+    vlan_addresses: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def port(self, interface: str) -> PortInfo | None:
         """The port with this exact name, or None."""
         return next((p for p in self.ports if p.interface == interface), None)
 
     def to_json_dict(self) -> dict:
-        """The ``harmless ports --json`` object (see module docstring)."""
-        return {"vtp_mode": self.vtp_mode, "vlans": list(self.vlans), "stp_mode": self.stp_mode,
-                "ports": [p.to_json_dict() for p in self.ports]}
+        """The ``harmless ports --json`` object (see module docstring; ``unparsed`` only when there is such a line)."""
+        out = {"vtp_mode": self.vtp_mode, "vlans": list(self.vlans), "stp_mode": self.stp_mode,
+               "ports": [p.to_json_dict() for p in self.ports]}
+        if self.unparsed:
+            out["unparsed"] = list(self.unparsed)
+        return out
+
+
+def management_vlans(model: SwitchModel, host: str) -> frozenset[int]:
+    """The VLANs whose own layer-3 interface carries ``host``, the address HARMLESS manages the switch at (pure).
+
+    Args:
+        model: the switch's port model (its ``vlan_addresses``).
+        host: the inventory's ``host``; a name (not an IP address) matches nothing (no DNS lookup here).
+
+    Returns:
+        The VIDs (usually one: the management VLAN, whose SVI answers the management session), empty when ``host``
+        is on a routed or management port, or is a name.
+    """
+    try:
+        want = ipaddress.ip_address(str(host).strip("[]"))
+    except ValueError:
+        return frozenset()
+    out = set()
+    for vid, addrs in model.vlan_addresses.items():
+        for a in addrs:
+            try:
+                if ipaddress.ip_address(a) == want:
+                    out.add(vid)
+            except ValueError:
+                continue
+    return frozenset(out)
+
+
+def with_management(model: SwitchModel, host: str) -> SwitchModel:
+    """``model`` with the layer-3 interface of the management VLAN (:func:`management_vlans`) marked ``management``
+    (pure): the SVI ``VlanN`` that carries the switch's own management address is the management interface as much
+    as ``Management1`` is. The management VLAN itself is in ``vlans`` already (so the planner never takes its VID);
+    preflight refuses migrating the access ports in it (:mod:`harmless.preflight`)."""
+    vids = management_vlans(model, host)
+    if not vids:
+        return model
+    ports = tuple(replace(p, management=True) if (m := re.fullmatch(r"(?i)vlan\s*(\d+)", p.interface))
+                  and int(m.group(1)) in vids else p for p in model.ports)
+    return replace(model, ports=ports)

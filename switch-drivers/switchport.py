@@ -16,7 +16,7 @@ from ciscoconfparse2 import CiscoConfParse
 from harmless.switch_drivers.base import PortVlanState
 from harmless.switch_drivers.vids import MAX_VID, MIN_VID, parse_vid_ranges
 
-__all__ = ["fold_allowed", "interface_lines", "port_states", "vlan_blocks"]
+__all__ = ["allowed_line_problem", "fold_allowed", "interface_lines", "port_states", "vlan_blocks"]
 
 _ALL_VIDS = range(MIN_VID, MAX_VID + 1)
 
@@ -36,6 +36,33 @@ def interface_lines(config_text: str) -> dict[str, list[str]]:
             for intf in parse.find_objects(r"^interface\s+\S+")}
 
 
+#: one ``switchport trunk allowed vlan`` line: the optional operation and the VLAN list (one word: IOS and EOS take
+#: no space inside a list; Catalyst 2950/2955 Command Reference, "switchport trunk": "Separate nonconsecutive VLAN
+#: IDs with a comma; do not enter a space after the comma")
+_ALLOWED = re.compile(r"switchport trunk allowed vlan\s+(?:(add|remove|except)\s+)?(\S+)$")
+
+
+def allowed_line_problem(line: str) -> str | None:
+    """Why a ``switchport trunk allowed vlan ...`` line cannot be read, None when it can (or is another line).
+
+    ``"switchport trunk allowed vlan 3, 4"`` → ``"a space inside the VLAN list, which the device does not take: 3,4"``;
+    ``"... vlan 10-5"`` → the :func:`parse_vid_ranges` error.
+    """
+    if not line.startswith("switchport trunk allowed vlan"):
+        return None
+    m = _ALLOWED.match(line)
+    if not m:
+        rest = line[len("switchport trunk allowed vlan"):].strip()
+        joined = re.sub(r"\s*([,-])\s*", r"\1", rest)
+        return (f"a space inside the VLAN list, which the device does not take: {joined}" if joined != rest
+                else "not a VLAN list")
+    try:
+        parse_vid_ranges(m.group(2))
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def fold_allowed(lines: list[str]) -> tuple[int, ...] | None:
     """Fold ``switchport trunk allowed vlan [add|remove|except] LIST|all|none`` lines, in order.
 
@@ -43,15 +70,14 @@ def fold_allowed(lines: list[str]) -> tuple[int, ...] | None:
         lines: the interface's child lines, whitespace-normalised.
 
     Returns:
-        Sorted VIDs, or None for "all VLANs" (also when no such line exists).
-
-    Raises:
-        ValueError: a malformed VLAN list.
+        Sorted VIDs, or None for "all VLANs" (also when no such line exists). A line that cannot be read
+        (:func:`allowed_line_problem`) is skipped here; the port model lists it in the port's ``unparsed`` with
+        the reason, so it never silently reads as "all VLANs".
     """
     allowed: set[int] | None = None
     for line in lines:
-        m = re.match(r"switchport trunk allowed vlan\s+(?:(add|remove|except)\s+)?(\S+)$", line)
-        if not m:
+        m = _ALLOWED.match(line)
+        if not m or allowed_line_problem(line):
             continue
         op, vids = m.group(1), parse_vid_ranges(m.group(2))
         if op is None:

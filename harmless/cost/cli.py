@@ -106,21 +106,19 @@ def capex_result(cat: Catalog, scenario: str, ports: int, speed: str, owned: m.O
 
 
 def _print_table(res: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    """The CAPEX table (:func:`harmless.clikit.print_table`: whole in a terminal, tab-separated in a pipe)."""
+    from harmless.clikit import Col, print_table
+    from harmless.clikit import out as con
 
     cur = res["currency"]
-    title = f"CAPEX, {res['scenario']} scenario: {res['ports']} access ports at {res['speed']}"
-    t = Table(title=title)
-    t.add_column("option")
-    t.add_column(f"CAPEX [{cur}]", justify="right")
-    t.add_column(f"per port [{cur}]", justify="right")
-    t.add_column("× HARMLESS", justify="right")
+    cols = [Col("option"), Col(f"CAPEX [{cur}]", "right"), Col(f"per port [{cur}]", "right"),
+            Col("× HARMLESS", "right")]
     if "tco" in res:
-        t.add_column(f"TCO {res['tco_years']:g} y [{cur}]", justify="right")
+        cols.append(Col(f"TCO {res['tco_years']:g} y [{cur}]", "right"))
     hl = res["capex"]["harmless"]
     names = {"hardware": "hardware OF switch", "software": "software switch",
              "harmless": "HARMLESS"}
+    rows = []
     for o in ("hardware", "software", "harmless"):
         v = res["capex"][o]
         row = [names[o] + (" *" if o == res["cheapest"] else "")]
@@ -130,19 +128,18 @@ def _print_table(res: dict[str, Any]) -> None:
             row += [f"{v:,.0f}", f"{v / res['ports']:,.2f}", f"{v / hl:.2f}" if hl else "–"]
         if "tco" in res:
             row.append("" if v is None else f"{res['tco'][o]:,.0f}")
-        t.add_row(*row)
-    con = Console(soft_wrap=True)
-    con.print(t)
+        rows.append(row)
+    print_table(f"CAPEX, {res['scenario']} scenario: {res['ports']} access ports at {res['speed']}", cols, rows)
     r = res["ratios"]
     parts = [f"hardware/HARMLESS = {r['hardware_over_harmless']:.2f}" if r["hardware_over_harmless"] else None,
              f"software/HARMLESS = {r['software_over_harmless']:.2f}" if r["software_over_harmless"] else None,
              f"software/hardware = {r['software_over_hardware']:.2f}" if r["software_over_hardware"] else None]
-    con.print("ratios: " + ", ".join(p for p in parts if p), highlight=False)
+    con.print("ratios: " + ", ".join(p for p in parts if p), highlight=False, markup=False)
     con.print(f"* cheapest. Catalog: {res['catalog']['name']} ({res['catalog']['path']}). "
               f"Legacy switches owned: {res['owned']['legacy_switches']}, spare servers: {res['owned']['spare_servers']}.",
-              highlight=False)
+              highlight=False, markup=False)
     if res["scenario"] == "switch" and res["speed"] == "10G":
-        con.print("OPEX/TCO use Table I's 1G figures (the paper has none for 10G).", highlight=False)
+        con.print("OPEX/TCO use Table I's 1G figures (the paper has none for 10G).", highlight=False, markup=False)
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -250,9 +247,11 @@ def _measured(n: int, sp: str, sc: str, cat: Catalog, owned: m.Owned, server_gbp
 @click.option("--catalog", "catalog_path", metavar="FILE", help="Price catalog YAML (default: the paper's 2017 prices).")
 @click.option("--spare-servers", metavar="N", help="Servers you already own.")
 @click.option("--legacy-owned", metavar="N|all", help="Legacy switches you already own (default: all).")
+@click.option("--json", "as_json", is_flag=True, help='print {"written": [files], "catalog": {"name", "path"}}')
 @click.pass_context
 def report(ctx: click.Context, out: str | None, pdf: str | None, scenarios: tuple[str, ...], ports: str, speed: str,
-           max_ports: str | None, catalog_path: str | None, spare_servers: str | None, legacy_owned: str | None) -> None:
+           max_ports: str | None, catalog_path: str | None, spare_servers: str | None, legacy_owned: str | None,
+           as_json: bool) -> None:
     """Write an HTML (and PDF) cost report with the paper's Fig. 3a/3b/5c/5f, OPEX/TCO and sensitivity."""
     from harmless.cost.report import compute, write_report
 
@@ -284,7 +283,11 @@ def report(ctx: click.Context, out: str | None, pdf: str | None, scenarios: tupl
         _fail(InputError(getattr(err, "filename", None) or "report", f"cannot write the report ({err.strerror or err})",
                          "choose a writable path"))
         return
-    click.echo("wrote " + ", ".join(str(p) for p in written) + f" (catalog: {cat.name}, {cat.path})")
+    if as_json:
+        click.echo(json.dumps({"written": [str(p) for p in written], "catalog": {"name": cat.name,
+                                                                                  "path": str(cat.path)}}))
+    else:
+        click.echo("wrote " + ", ".join(str(p) for p in written) + f" (catalog: {cat.name}, {cat.path})")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -185,7 +185,25 @@ def _check_trunks(sw: Switch, w: str) -> dict[str, int]:
         if not _IFNAME.match(t.server_interface) or t.server_interface in (".", ".."):
             raise InputError(f"{tw}.server_interface", f"{t.server_interface!r} is not a Linux interface name",
                              "use the server's interface name, at most 15 characters without '/', ':' or blanks")
+        if problem := _server_interface_problem(t.server_interface):
+            raise InputError(f"{tw}.server_interface", problem,
+                             "name the server's interface the trunk cable from the switch plugs into")
     return trunks
+
+
+#: server interfaces that can never be a trunk cable: the loopback, and the bridges/ports Open vSwitch and HARMLESS
+#: create themselves (``ovs-system``/``ovs-netdev``: the datapath's own; ``br-otc``, ``br-of-*``: the translator and
+#: OpenFlow bridges)
+_NOT_A_CABLE = re.compile(r"^(lo|ovs-system|ovs-netdev|br-otc|br-of-.*)$")
+
+
+def _server_interface_problem(name: str) -> str | None:
+    """Why ``name`` cannot be the server end of a trunk cable, None when it can be."""
+    if not _NOT_A_CABLE.match(name):
+        return None
+    if name == "lo":
+        return "lo is the loopback interface: no switch can be cabled to it, frames sent there come straight back"
+    return f"{name} is an interface Open vSwitch or HARMLESS creates itself, not a cable to the switch"
 
 
 def _check_port_name(sw: Switch, pw: str, j: int, seen: dict[str, int], trunks: dict[str, int]) -> None:
@@ -306,7 +324,12 @@ def _check_identity(sw: Switch, w: str, i: int, seen: dict[str, dict]) -> None:
 
 
 def _check_secret_refs(sw: Switch, w: str) -> None:
-    """No password inline; exactly one of ``password_env`` (a variable name) and ``password_file``."""
+    """The login: a user name on one line; no password inline; exactly one of ``password_env`` (a variable name)
+    and ``password_file``."""
+    if re.search(r"[\x00-\x1f\x7f]", sw.username) or sw.username != sw.username.strip():
+        raise InputError(f"{w}.username", f"{sw.username!r} holds a line break, a control character or blanks "
+                         "around it (the switch's login prompt would get them as typed keys)",
+                         "write the user name on one line, e.g. username: admin")
     if "password" in sw.optional_args or "secret" in sw.optional_args:
         raise InputError(f"{w}.optional_args", "holds a password inline",
                          "use password_env or password_file (the enable secret is the same password)")

@@ -8,14 +8,16 @@ when the inventory has ``netbox:``); it is bounded so that any file loads within
 """
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from harmless.errors import InputError
+from harmless.errors import InputError, did_you_mean
 from harmless.inventory.checks import check_inventory
 from harmless.inventory.model import Inventory
+from harmless.inventory.secrets import read_regular
 from harmless.netbox import fetch_switches
 
 #: bounds on reading an inventory, so that any file loads within 256 MiB and 5 s (issue #11): the file size, the
@@ -44,6 +46,52 @@ _FIXES = {
     "literal_error": "use one of the listed values",
     "string_type": "quote the value ('...') so that YAML reads it as text",
 }
+
+
+def _models_in(annotation) -> list[type[BaseModel]]:
+    """The pydantic models a field's type can hold (``list[str | AccessPort]`` -> ``[AccessPort]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def _known_keys(parent: tuple) -> list[str]:
+    """The keys the inventory model allows at ``parent`` (a pydantic error location without its last part): the
+    fields of the model found by walking the location from :class:`Inventory` (list indexes and pydantic's union
+    branch names, e.g. ``AccessPort``, are stepped over); [] where the walk finds no model."""
+    model: type[BaseModel] | None = Inventory
+    for part in parent:
+        if model is None:
+            return []
+        if isinstance(part, str) and part in model.model_fields:
+            models = _models_in(model.model_fields[part].annotation)
+            model = models[0] if len(models) == 1 else None
+    return list(model.model_fields) if model is not None else []
+
+
+def _validation_error(e: ValidationError, src: str) -> InputError:
+    """The one line for a pydantic error: the first error, except that an unknown key close to a missing one (a
+    misspelling: ``acces_ports`` for ``access_ports``) is reported instead of the missing one; an unknown key is
+    said so (not pydantic's "Extra inputs are not permitted"), with the closest allowed key as "did you mean" and the
+    fix to rename it, or the keys allowed there."""
+    errs = e.errors()
+    err = errs[0]
+    missing = {(x["loc"][:-1], x["loc"][-1]) for x in errs if x["type"] == "missing" and x["loc"]}
+    for x in errs:
+        if x["type"] == "extra_forbidden" and any(
+                parent == x["loc"][:-1] and did_you_mean(str(x["loc"][-1]), [str(key)]) for parent, key in missing):
+            err = x
+            break
+    fix = _FIXES.get(err["type"], "see README, Inventory reference")
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden" and err["loc"]:
+        known = _known_keys(err["loc"][:-1])
+        hint = did_you_mean(str(err["loc"][-1]), known)
+        close = hint.split("'")[1] if hint else None
+        msg = "unknown key" + hint
+        fix = f"rename it to {close}" if close else \
+            (f"remove it; allowed here: {', '.join(known)}" if known else fix)
+    return InputError(f"{src}: {_loc(err['loc'])}", msg, fix)
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
@@ -263,10 +311,7 @@ def parse_inventory(text: str, src: str = "<inventory>") -> Inventory:
     try:
         inv = Inventory.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        fix = _FIXES.get(err["type"], "see README, Inventory reference")
-        msg = err["msg"].removeprefix("Value error, ")
-        raise InputError(f"{src}: {_loc(err['loc'])}", msg, fix) from None
+        raise _validation_error(e, src) from None
     check_inventory(inv, src)
     return inv
 
@@ -275,12 +320,14 @@ def load_inventory(path: str | Path) -> Inventory:
     """Read and validate an inventory file (UTF-8, at most :data:`MAX_INVENTORY_BYTES`).
 
     Raises:
-        InputError: file unreadable, too large, not UTF-8, or invalid (see :func:`parse_inventory`).
+        InputError: file unreadable, not a regular file (a directory, a FIFO: refused without blocking on it), too
+            large, not UTF-8, or invalid (see :func:`parse_inventory`).
     """
     p = Path(path)
     try:
-        with p.open("rb") as f:
-            raw = f.read(MAX_INVENTORY_BYTES + 1)
+        raw, _st = read_regular(p, MAX_INVENTORY_BYTES + 1)
+    except ValueError as e:
+        raise InputError(str(p), f"is {e}, not an inventory file", "pass the inventory YAML file with -i") from None
     except OSError as e:
         raise InputError(str(p), f"cannot read the inventory ({e.strerror})", "pass an existing file with -i") from e
     if len(raw) > MAX_INVENTORY_BYTES:

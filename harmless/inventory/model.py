@@ -55,7 +55,8 @@ class Trunk(_Model):
     ``type`` is the OVS interface type on the server: ``auto`` (default: AF_XDP when it attaches to the kernel
     interface, else AF_PACKET, with the reason; :mod:`harmless.otc.trunks`), ``system`` (kernel netdev, e.g. a veth
     or NIC, AF_PACKET), ``afxdp`` (AF_XDP, generic mode), ``dpdk`` (needs ``devargs``), ``dpdkvhostuserclient``
-    (needs ``vhost_server_path``).
+    (needs ``vhost_server_path``). ``shared: true`` accepts a switch port that is a LAG or already carries other VLANs
+    (preflight refuses it otherwise): HARMLESS then adds its VIDs to the trunk instead of replacing what it carries.
     """
 
     switch_port: str
@@ -63,6 +64,10 @@ class Trunk(_Model):
     type: Literal["auto", "system", "afxdp", "dpdk", "dpdkvhostuserclient"] = "auto"
     devargs: str | None = None
     vhost_server_path: str | None = None
+    shared: bool = Field(False, description=(
+        "the switch port is shared with the server on purpose: it is a LAG and/or already carries other VLANs "
+        "(an uplink); HARMLESS adds its VIDs and keeps the others (without it such a trunk is refused, "
+        "docs/preflight.md)"))
 
     _names = field_validator("switch_port", mode="before")(lambda v: _int_name(v))
 
@@ -158,6 +163,9 @@ class Switch(_Model):
                                          "HARMLESS creates is propagated to the whole VTP domain (docs/preflight.md)")
     stp_instance_limit: int | None = Field(None, ge=1, le=4094, description="spanning-tree instances (PVST+) the "
                                            "switch runs at most; overrides preflight's platform table")
+    oversubscription_limit: float | None = Field(None, ge=1, le=1000, description=(
+        "most summed speed of a trunk's migrated ports per unit of the trunk's speed before plan warns; default 12 "
+        "(the HARMLESS paper's 12 access ports per trunk, Sec. III)"))
     mac_learning: Literal["off", "on"] = Field("off", description=(
         "MAC learning in HARMLESS's VLANs: off (default, where the platform can: a frame the controller sends back "
         "out of its in-port reaches the other hosts behind that port; plan notes a switch that cannot) or on (left "

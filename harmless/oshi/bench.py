@@ -235,19 +235,22 @@ def run(rate: int = 20000, seconds: float = 5.0, trials: int = 3, progress=lambd
     return out
 
 
-def print_table(r: dict, console) -> None:
-    from rich.table import Table
-    t = Table(title=f"OSHI Sec. VII: CPU per forwarded packet at {r['rate_pps']} packets/s "
-                    f"(median of {len(r['trials']) // len(CASES)} trials)")
-    for col in ("case", "µs CPU / packet", "of which OVS", "vs router", "delivered", "spread (µs)"):
-        t.add_column(col)
+def table_rows(r: dict) -> tuple[str, list[str], list[list[str]]]:
+    """The result of :func:`run` as ``(title, headers, rows)`` (pure; ``harmless oshi bench`` prints it)."""
+    title = (f"OSHI Sec. VII: CPU per forwarded packet at {r['rate_pps']} packets/s "
+             f"(median of {len(r['trials']) // len(CASES)} trials)")
     names = {"router": "plain Linux router", "oshi_ip": "OSHI IP (OVS x2 + Linux)", "oshi_vll": "OSHI VLL (MPLS swap)"}
+    rows = []
     for case, c in r["cases"].items():
         if c.get("us_per_packet") is None:
-            t.add_row(names[case], "n/a", "", "", "", "")
+            rows.append([names[case], "n/a", "", "", "", ""])
             continue
-        t.add_row(names[case], f"{c['us_per_packet']:.2f}", f"{c['ovs_us_per_packet']:.2f}",
-                  f"{c.get('ratio_vs_router', 0):.2f}x", f"{c['delivered_pct']:.1f}%", str(c["spread_us"]))
-    console.print(t)
+        rows.append([names[case], f"{c['us_per_packet']:.2f}", f"{c['ovs_us_per_packet']:.2f}",
+                     f"{c.get('ratio_vs_router', 0):.2f}x", f"{c['delivered_pct']:.1f}%", str(c["spread_us"])])
+    return title, ["case", "µs CPU / packet", "of which OVS", "vs router", "delivered", "spread (µs)"], rows
+
+
+def print_notes(r: dict, console) -> None:
+    """The lines printed under the table: the machine and the caveat about a shared machine."""
     console.print(f"machine: {json.dumps(r['machine'])}")
     console.print("noisy shared machine: compare ratios from the same run, not absolute numbers")

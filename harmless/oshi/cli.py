@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from harmless.clikit import err, handle_errors, out
+from harmless.clikit import err, handle_errors, json_option, out, quiet_option
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 from harmless.errors import InputError
@@ -47,7 +47,7 @@ def oshi():
 @click.option("-t", "--topology", required=True, type=click.Path(dir_okay=False), help="OSHI topology file (YAML).")
 @click.option("--dry-run", is_flag=True, help="Validate the file and print the port/address plan; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (last line one JSON object).")
-@click.option("-q", "--quiet", is_flag=True)
+@quiet_option()
 @handle_errors
 def up_cmd(topology, dry_run, as_json, quiet):
     """Deploy a topology into namespaces (one OVS + one FRR per node), wait for OSPF and the controller."""
@@ -72,21 +72,24 @@ def up_cmd(topology, dry_run, as_json, quiet):
 
 @oshi.command("down")
 @click.option("--name", help="Lab name (default: the only lab that is up).")
-@click.option("-q", "--quiet", is_flag=True)
+@quiet_option()
+@json_option('{"name", "removed"} as one JSON object')
 @handle_errors
-def down_cmd(name, quiet):
-    """Remove a lab: controller, FRR, OVS, the HARMLESS deployment (switch config restored), namespaces."""
+def down_cmd(name, quiet, as_json):
+    """Remove a lab: controller, FRR, OVS, the HARMLESS deployment (switch config restored), namespaces.
+    Nothing of the lab left: says so, exit 0."""
     from harmless.oshi import lab
     _need_root()
     n = _lab_name(name)
-    found = lab.down(n, _progress(quiet))
-    out.print(f"OSHI lab {n} removed" if found else f"nothing of lab {n} was left")
+    found = lab.down(n, _progress(quiet or as_json))
+    _emit({"name": n, "removed": bool(found)}, as_json,
+          lambda o: out.print(f"OSHI lab {n} removed" if found else f"nothing of lab {n} was left"))
 
 
 @oshi.command("status")
 @click.option("--name", help="Lab name (default: the only lab that is up).")
 @click.option("--api", help="Controller API URL instead of a lab (unix:/path or http://host:port).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @handle_errors
 def status_cmd(name, api, as_json):
     """Nodes, discovered links and re-route events as the controller sees them."""
@@ -104,13 +107,15 @@ def status_cmd(name, api, as_json):
 
 @oshi.command("controller-restart")
 @click.option("--name", help="Lab name.")
+@json_option('{"seconds": until every node is connected again} as one JSON object')
 @handle_errors
-def controller_restart(name):
+def controller_restart(name, as_json):
     """Restart the lab's controller (services reload from its state file; flows stay on the nodes)."""
     from harmless.oshi import lab
     _need_root()
     s = lab.restart_controller(_lab_name(name))
-    out.print(f"controller restarted; all nodes connected again after {s:.1f} s")
+    _emit({"seconds": round(s, 3)}, as_json,
+          lambda _o: out.print(f"controller restarted; all nodes connected again after {s:.1f} s"))
 
 
 @oshi.group("service")
@@ -132,7 +137,7 @@ def _api_opts(f):
 @click.option("--vss-mode", type=click.Choice(["optimized", "random"]), default="optimized",
               help="VBPs at Steiner-tree branching points (optimized) or one at a random node.")
 @click.option("--dry-run", is_flag=True, help="Plan (paths, labels, VBPs) and print; install nothing.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @_api_opts
 @handle_errors
 def service_create(service_name, kind, endpoints, vss_mode, dry_run, as_json, lab_name, api):
@@ -158,7 +163,7 @@ def _print_service(r: dict, planned: bool = False) -> None:
 
 
 @service.command("list")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @_api_opts
 @handle_errors
 def service_list(as_json, lab_name, api):
@@ -175,7 +180,7 @@ def service_list(as_json, lab_name, api):
 
 @service.command("show")
 @click.argument("service_name")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @_api_opts
 @handle_errors
 def service_show(service_name, as_json, lab_name, api):
@@ -193,7 +198,7 @@ def service_show(service_name, as_json, lab_name, api):
 
 @service.command("delete")
 @click.argument("service_name")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @_api_opts
 @handle_errors
 def service_delete(service_name, as_json, lab_name, api):
@@ -209,7 +214,7 @@ def service_delete(service_name, as_json, lab_name, api):
               help="Also take a link of the VLL's path down and measure the outage.")
 @click.option("--keep", is_flag=True, help="Leave the lab up afterwards (harmless oshi down removes it).")
 @click.option("--json", "as_json", is_flag=True, help="Last line: one JSON object with the results.")
-@click.option("-q", "--quiet", is_flag=True)
+@quiet_option()
 @handle_errors
 def demo_cmd(topology, pings, failover, keep, as_json, quiet):
     """Deploy the demo topology, create an IP VLL, a PW and a VSS, ping over each, show the label swap, fail a
@@ -230,8 +235,8 @@ def demo_cmd(topology, pings, failover, keep, as_json, quiet):
 @click.option("--rate", default=20000, show_default=True, help="Offered load, packets/s (UDP, 64-byte payload).")
 @click.option("--seconds", default=5.0, show_default=True, help="Duration of each trial.")
 @click.option("--trials", default=3, show_default=True, help="Trials per case (the median is reported).")
-@click.option("--json", "as_json", is_flag=True)
-@click.option("-q", "--quiet", is_flag=True)
+@json_option()
+@quiet_option()
 @handle_errors
 def bench_cmd(rate, seconds, trials, as_json, quiet):
     """CPU per packet: OSHI IP vs OSHI VLL vs a plain router (OSHI paper Sec. VII).
@@ -244,7 +249,10 @@ def bench_cmd(rate, seconds, trials, as_json, quiet):
     if as_json:
         click.echo(json.dumps(r))
     else:
-        bench.print_table(r, out)
+        from harmless.clikit import Col, print_table
+        title, headers, rows = bench.table_rows(r)
+        print_table(title, [Col(h, "left" if h == "case" else "right") for h in headers], rows)
+        bench.print_notes(r, out)
 
 
 __all__ = ["oshi", "err"]

@@ -6,7 +6,7 @@ import re
 
 import click
 
-from harmless.clikit import handle_errors, out
+from harmless.clikit import handle_errors, out, quiet_option
 from harmless.clikit import need_root as _need_root
 from harmless.clikit import progress as _progress
 from harmless.errors import InputError
@@ -50,7 +50,7 @@ def overlay():
               help="Registry/topology file (YAML): servers, tenants, VMs with MAC/IP/server[/port].")
 @click.option("--dry-run", is_flag=True, help="Validate the file and print the VM/port plan; change nothing.")
 @_json_opt
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@quiet_option()
 @handle_errors
 def up_cmd(topology, dry_run, as_json, quiet):
     """Build the lab: a legacy L2 core, one OVS edge switch per server (own namespace and ovs-vswitchd), the VMs
@@ -241,7 +241,7 @@ def down_cmd(name, dry_run, as_json):
 @click.option("--iperf-seconds", default=3.0, show_default=True, help="Duration of each iperf3 TCP run.")
 @click.option("--keep", is_flag=True, help="Leave the lab up afterwards (in optimal mode).")
 @_json_opt
-@click.option("-q", "--quiet", is_flag=True)
+@quiet_option()
 @handle_errors
 def demo_cmd(topology, iperf_seconds, keep, as_json, quiet):
     """Build the lab, prove isolation (captures in every VM), MTU 1500 across the core, a clean core MAC table,

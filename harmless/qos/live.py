@@ -260,11 +260,14 @@ def clear_qos(switch: str | None = None, interface: str | None = None, progress:
     """``harmless qos clear``: remove the QoS of one port, of every port of a switch, or of every port.
 
     Returns:
-        One :class:`QosChange` per port that had QoS.
+        One :class:`QosChange` per port that had QoS; [] when nothing is deployed and no switch is named (no port
+        has QoS: nothing to do, docs/cli.md).
 
     Raises:
-        As :func:`set_qos`.
+        As :func:`set_qos` (a named switch or port with nothing deployed: InputError).
     """
+    if switch is None and not ((cur := st.load()) and cur.plan):
+        return []
     s, plan = _deployed()
     targets = []
     for sp in plan.switches:

@@ -76,7 +76,7 @@ class EosDriver(NapalmDriver):
     def capabilities(self) -> Capabilities:
         """Static: everything this driver declares is available on every EOS NAPALM supports (>= 4.23)."""
         return Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=STAG_TPIDS,
-                            link_state=True, port_admin=True, mac_learning_off=True,
+                            link_state=True, port_admin=True, mac_learning_off=True, mac_learning_scope="port",
                             mac_learning_source="EOS: switchport mac address learning, per interface")
 
     def render_port_admin(self, interface: str, enabled: bool) -> str:

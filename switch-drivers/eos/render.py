@@ -30,8 +30,10 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> 
     Args:
         access: access-port changes; VIDs 1..4094, names 1-32 chars of ``[A-Za-z0-9_.-]``; ``qinq`` ports
             become ``switchport mode dot1q-tunnel`` ports of their VLAN (802.1ad customer ports).
-        trunks: trunk changes; each carries exactly its ``vids``; ``stag_tpid`` 0x8100 (default, nothing
-            rendered) or 0x88a8 (``switchport dot1q ethertype 0x88a8``, only when a QinQ port exists).
+        trunks: trunk changes; each carries exactly its ``vids`` (a ``shared`` one also what it carries now:
+            ``switchport trunk allowed vlan add``; the configuration session's diff is semantic, so a second merge
+            is empty); ``stag_tpid`` 0x8100 (default, nothing rendered) or 0x88a8 (``switchport dot1q ethertype
+            0x88a8``, only when a QinQ port exists); ``bring_up`` adds ``no shutdown``.
 
     Returns:
         EOS config text with 3-space indentation: ``vlan`` blocks (sorted by VID; trunk-only VIDs unnamed),
@@ -51,7 +53,8 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange]) -> 
             raise ValueError(f"{t.interface}: S-tag TPID {t.stag_tpid:#06x} is not one EOS can set "
                              f"({', '.join(f'{x:#06x}' for x in STAG_TPIDS)})")
         tpid = f"{t.stag_tpid:#06x}" if any_qinq and t.stag_tpid != 0x8100 else None
-        rows.append((t.interface, format_vid_ranges(t.vids), tpid, t.no_learning))
+        rows.append((t.interface, format_vid_ranges(t.vids), tpid, "add " if t.shared else "", t.bring_up,
+                     t.no_learning))
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=list(access), trunks=rows)
 
 

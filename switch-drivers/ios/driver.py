@@ -33,6 +33,10 @@ from harmless.switch_drivers.rendering import OWN_VLAN_PREFIX
 
 log = logging.getLogger(__name__)
 
+#: VLANs ``show vlan`` lists on every IOS switch besides the configured ones (what NAPALM get_vlans returns online)
+IOS_DEFAULT_VLANS = {1: "default", 1002: "fddi-default", 1003: "token-ring-default", 1004: "fddinet-default",
+                     1005: "trnet-default"}
+
 #: NAPALM ios exceptions that mean "the device rejected the configuration".
 _CONFIG_REJECTED = ("MergeConfigException", "ReplaceConfigException", "CommitError",
                     "CommitConfirmException", "CommandErrorException")
@@ -289,6 +293,31 @@ class IosDriver(NapalmDriver):
     def render_port_admin(self, interface: str, enabled: bool) -> str:
         """``shutdown`` / ``no shutdown`` of one interface (:func:`render.render_port_admin`)."""
         return render_port_admin(interface, enabled)
+
+    # ------------------------------------------------------------------ offline
+    def saved_capabilities(self) -> Capabilities:
+        """Without the device its ``archive`` and ``show mac address-table learning`` cannot be probed: no
+        commit-confirm assumed, per-VLAN learning control unknown (nothing rendered, nothing said: the plan online
+        says what the device has); the rest as online."""
+        return Capabilities(commit_confirm=False, replace=True, qinq=True, lag=False, stag_tpids=(0x8100,),
+                            link_state=True, port_admin=True, mac_learning_off=None)
+
+    def saved_vlans(self, config_text: str, model) -> dict[int, str]:
+        """The config's ``vlan`` blocks plus IOS's built-in VLANs (what ``show vlan`` lists online); on a VTP
+        server/client also every VLAN the config references (its VLAN database is not in the config)."""
+        vlans = {**IOS_DEFAULT_VLANS, **parse_vlans(config_text)}
+        if model.vtp_mode in ("server", "client"):
+            vlans = {**{v: "" for v in model.vlans}, **vlans}
+        return vlans
+
+    def load_saved(self, config_text: str) -> DeviceFacts:
+        """See :meth:`NapalmDriver.load_saved`; trunks get ``switchport trunk encapsulation dot1q`` when any port of
+        the config has a ``switchport trunk encapsulation`` line (an ISL-capable platform), and the VLAN database
+        is taken as the config says (no stale-VLAN cleanup beyond it)."""
+        facts = super().load_saved(config_text)
+        self._encapsulation = "switchport trunk encapsulation" in config_text
+        self._database = None
+        return facts
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """Render ``templates/harmless.j2`` (see :func:`render.render_config`).

@@ -11,7 +11,9 @@ and adds what the config text may not hold, from ``show`` outputs when given (nt
 
 IOS defaults applied: a switch port without ``switchport mode`` is ``dynamic`` (DTP) in access VLAN 1; VLANs 1 and
 1002-1005 always exist; on a router (no ``switchport``/``vlan``/``vtp``/``spanning-tree mode`` line, no SVI)
-every port is ``routed``; a switch port holding an ``ip address`` and no switchport line is ``routed``.
+every port is ``routed``; a switch port holding an ``ip address`` and no switchport line is ``routed``; on a
+platform whose ports are layer 3 by default (a Catalyst 6500 in native IOS: the config prints a bare ``switchport``
+on its layer-2 ports) a port or port-channel without ``switchport`` is ``routed``.
 """
 from __future__ import annotations
 
@@ -25,7 +27,10 @@ __all__ = ["IOS", "is_router", "parse_model", "vtp_mode_of"]
 
 #: IOS: no mode line = dynamic (DTP); VLAN 1 and the FDDI/Token Ring defaults 1002-1005 always exist
 #: (Catalyst configuration guides, "Configuring VLANs": "Normal-range VLANs ... 1002-1005 are reserved").
-IOS = Dialect(lag_prefix="Port-channel", no_mode="dynamic", builtin_vlans=(1, 1002, 1003, 1004, 1005))
+#: A platform whose ports are layer 3 by default (Catalyst 6500/7600 native IOS) prints a bare ``switchport`` on its
+#: layer-2 ports: then a port (or a port-channel) without one is routed (:func:`..ciscomodel.prints_bare_switchport`).
+IOS = Dialect(lag_prefix="Port-channel", no_mode="dynamic", builtin_vlans=(1, 1002, 1003, 1004, 1005),
+              lags_follow_default=True, bare_switchport_routed=True)
 _SWITCHING = re.compile(r"^(\s+switchport\b|vtp |spanning-tree mode |vlan \d|interface Vlan\d|\s+channel-group )",
                         re.M | re.I)
 

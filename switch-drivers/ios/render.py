@@ -8,6 +8,7 @@ from harmless.switch_drivers.base import AccessPortChange, TrunkChange
 from harmless.switch_drivers.ios.parse import interface_lines, parse_port_states, parse_vlans
 from harmless.switch_drivers.ios.vids import format_vid_ranges
 from harmless.switch_drivers.rendering import OWN_VLAN_PREFIX, collect_vlans, template_env
+from harmless.switch_drivers.switchport import fold_allowed
 
 __all__ = ["OWN_VLAN_PREFIX", "TEMPLATE_DIR", "render_config", "render_port_admin", "no_learning_vids"]
 
@@ -47,6 +48,19 @@ def _trunk_cleanup(lines: list[str], vids: tuple[int, ...]) -> list[str]:
     return out
 
 
+def _allowed(t: TrunkChange, lines: list[str] | None) -> dict:
+    """``{"allowed", "add"}`` of a trunk row: exactly its VIDs; for a ``shared`` trunk its current allowed list plus
+    its VIDs (None: it carries every VLAN now and keeps doing so), or ``add`` when the current config is unknown."""
+    if not t.shared:
+        return {"allowed": format_vid_ranges(t.vids), "add": ""}
+    if lines is None:
+        return {"allowed": format_vid_ranges(t.vids), "add": "add "}
+    now = fold_allowed([ln for ln in lines if ln.startswith("switchport trunk allowed vlan")])
+    if now is None:
+        return {"allowed": None, "add": ""}
+    return {"allowed": format_vid_ranges(sorted(set(now) | set(t.vids))), "add": ""}
+
+
 def _stale_vlans(current: str | None, keep: set[int], changed: set[str],
                  database: dict[int, str] | None = None) -> list[int]:
     """HARMLESS VLANs (name prefix) in ``current`` (or in the VLAN ``database``) that are not in ``keep`` and no
@@ -73,7 +87,9 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, 
     Args:
         access: access-port changes; VIDs 1..4094, names 1-32 chars of ``[A-Za-z0-9_.-]``. With ``qinq`` the
             port becomes ``switchport mode dot1q-tunnel`` (its VID is the outer S-tag, TPID 0x8100).
-        trunks: trunk changes; each carries exactly its ``vids`` (IOS range syntax in the output).
+        trunks: trunk changes; each carries exactly its ``vids`` (IOS range syntax in the output); a ``shared`` one
+            its current allowed VLANs and its ``vids`` (nothing rendered when it carries every VLAN now;
+            ``switchport trunk allowed vlan add`` without ``current``); ``bring_up`` adds ``no shutdown``.
         current: the device's running config (``show running-config`` text) or None. When given, the render
             also removes what a merge would leave behind (the conversion hazards): trunk lines on a port
             turned access, ``switchport access vlan`` on a port turned trunk, a trunk native VLAN that is one
@@ -102,8 +118,9 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, 
     cur = _current_interfaces(current)
     access_rows = [{"interface": a.interface, "vid": a.vid, "mode": "dot1q-tunnel" if a.qinq else "access",
                     "cleanup": _access_cleanup(cur.get(a.interface, []))} for a in access]
-    trunk_rows = [{"interface": t.interface, "allowed": format_vid_ranges(t.vids),
-                   "cleanup": _trunk_cleanup(cur.get(t.interface, []), tuple(t.vids))} for t in trunks]
+    trunk_rows = [{"interface": t.interface, **_allowed(t, cur.get(t.interface) if current else None),
+                   "cleanup": _trunk_cleanup(cur.get(t.interface, []), tuple(t.vids)), "bring_up": t.bring_up}
+                  for t in trunks]
     remove = _stale_vlans(current, set(vlans), seen, database)
     off, on = _learning(access, trunks, current, set(vlans) | set(remove))
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=access_rows,

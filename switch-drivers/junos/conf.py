@@ -13,8 +13,11 @@ statements (left out of the active paths like the device ignores them; :func:`pa
 separately), ``protect:`` / ``replace:`` tags (ignored), ``version ...;``; in set syntax also ``deactivate`` /
 ``activate`` (the ``| display set`` form of ``inactive:``) and ``protect`` / ``unprotect`` (ignored).
 
-Raises (parsers): ValueError with the line number for unbalanced braces/brackets/quotes or text outside
-a statement.
+A saved CLI session's lines that are not configuration (the prompt ``user@sw> show configuration``, the member
+banner ``{master:0}`` / ``{linecard:1}``, ``[edit]``, the pager's ``---(more)---``) are skipped.
+
+Raises (strict parsers): ValueError with the line number for unbalanced braces/brackets/quotes or text outside
+a statement; :func:`read_config` instead reads what it can and lists the rest with the reason.
 """
 from __future__ import annotations
 
@@ -27,6 +30,13 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^\s{};\[\]"]+(?:\[[^\s\[\]{};"]*\][^\s{
 #: statements that hold one value (``set`` replaces it); everything else accumulates (lists, sets)
 SINGLE_VALUED = {"interface-mode", "port-mode", "vlan-id", "native-vlan-id", "description", "host-name",
                  "encapsulation", "version", "mtu", "speed"}
+
+
+#: lines of a saved CLI session that are not configuration: the prompt line (``user@sw> show configuration``,
+#: ``user@sw# show``), the member/context banner (``{master:0}``, ``{linecard:1}``, ``{primary:node0}``), the edit
+#: banner (``[edit]``, ``[edit interfaces]``) and the pager (``---(more 45%)---``)
+_CLI_CONTEXT = re.compile(r"^\s*(\S+@\S+[>#%]( .*)?|\{[A-Za-z]+[A-Za-z ]*(:[\w-]+)?\}|\[edit( [^\]]*)?\]|"
+                          r"-+\(more( \d+%)?\)-+)\s*$")
 
 
 def _strip_comments(text: str) -> list[tuple[int, str]]:
@@ -43,28 +53,41 @@ def _strip_comments(text: str) -> list[tuple[int, str]]:
             else:
                 line, in_block = head, True
         s = line.strip()
-        if s.startswith("#"):
+        if s.startswith("#") or _CLI_CONTEXT.match(line):
             continue
         out.append((n, line))
     return out
 
 
-def _tokens(text: str):
+def _problem(problems: list[str] | None, message: str) -> None:
+    """Raise ValueError(message) in strict mode (``problems`` None), else record it and go on."""
+    if problems is None:
+        raise ValueError(message)
+    problems.append(message)
+
+
+def _tokens(text: str, problems: list[str] | None = None):
+    """``(line number, token)`` pairs; a line with text that is no token is a problem (strict: ValueError; else
+    the rest of that line is skipped and recorded in ``problems``)."""
     for n, line in _strip_comments(text):
         pos = 0
         for m in _TOKEN.finditer(line):
             if line[pos:m.start()].strip():
-                raise ValueError(f"line {n}: cannot parse {line.strip()!r}")
+                _problem(problems, f"line {n}: cannot parse {line.strip()!r}")
+                pos = len(line)
+                break
             pos = m.end()
             tok = m.group(0)
             if tok.startswith("#"):                 # a trailing comment (``; ## SECRET-DATA``): rest of the line
                 pos = len(line)
                 break
             if tok.startswith('"') and (len(tok) < 2 or not tok.endswith('"')):
-                raise ValueError(f"line {n}: unterminated quoted string")
+                _problem(problems, f"line {n}: unterminated quoted string in {line.strip()!r}")
+                pos = len(line)
+                break
             yield n, tok
         if line[pos:].strip():
-            raise ValueError(f"line {n}: unterminated quoted string in {line.strip()!r}")
+            _problem(problems, f"line {n}: unterminated quoted string in {line.strip()!r}")
 
 
 def _unquote(tok: str) -> str:
@@ -75,7 +98,8 @@ def parse_curly(text: str) -> list[Path]:
     """Curly-brace Junos config (``show configuration``) → set paths, in document order.
 
     Args:
-        text: configuration text.
+        text: configuration text (a saved CLI session's prompt and context lines, :data:`_CLI_CONTEXT`, are
+            skipped).
 
     Returns:
         One path per active leaf statement (list elements expanded); empty blocks (``vlan { }``) give their own
@@ -97,66 +121,111 @@ def parse_curly_inactive(text: str) -> tuple[list[Path], list[Path]]:
     return [p for p, off in ordered if not off], [p for p, off in ordered if off]
 
 
-def _curly_ordered(text: str) -> list[tuple[Path, bool]]:
-    """Curly text → ``[(path, inactive), ...]`` in document order."""
-    ordered: list[tuple[Path, bool]] = []
-    stack: list[list[str]] = []
-    inactive_depth: list[bool] = []
-    words: list[str] = []
-    in_list: list[str] | None = None
-    empty_block: list[bool] = []
-    line = 0
-    for line, tok in _tokens(text):
-        if in_list is not None:
-            if tok == "]":
-                words.append(("__list__", tuple(in_list)))  # type: ignore[arg-type]  # expanded at ';'
-                in_list = None
-            elif tok in "{};[":
-                raise ValueError(f"line {line}: unexpected {tok!r} inside [ ]")
-            else:
-                in_list.append(_unquote(tok))
-            continue
-        if tok == "[":
-            in_list = []
+_TAGS = ("inactive:", "protect:", "replace:")
+
+
+class _Curly:
+    """The state of one curly-text parse: the open blocks, the statement being read, the paths so far. Strict
+    (``problems`` None: the first problem raises ValueError) or tolerant (problems recorded, the statement or
+    block in question skipped, everything else read)."""
+
+    def __init__(self, problems: list[str] | None):
+        self.problems = problems
+        self.ordered: list[tuple[Path, bool]] = []
+        self.stack: list[list[str] | None] = []        # None: a block skipped (its header could not be read)
+        self.inactive: list[bool] = []
+        self.empty: list[bool] = []
+        self.words: list = []
+        self.in_list: list[str] | None = None
+
+    def skipping(self) -> bool:
+        return any(b is None for b in self.stack)
+
+    def token(self, line: int, tok: str) -> None:
+        if self.in_list is not None:
+            self.list_token(line, tok)
+        elif tok == "[":
+            self.in_list = []
         elif tok == "{":
-            if not words:
-                raise ValueError(f"line {line}: '{{' without a statement")
-            inactive = any(inactive_depth) or words[0] == "inactive:"
-            stack.append([w for w in words if w not in ("inactive:", "protect:", "replace:")])
-            inactive_depth.append(inactive)
-            empty_block.append(True)
-            words = []
+            self.open(line)
         elif tok == "}":
-            if words:
-                raise ValueError(f"line {line}: statement before '}}' lacks ';'")
-            if not stack:
-                raise ValueError(f"line {line}: unbalanced '}}'")
-            if empty_block.pop():
-                ordered.append((tuple(w for part in stack for w in part), inactive_depth[-1]))
-            stack.pop()
-            inactive_depth.pop()
-            if empty_block:
-                empty_block[-1] = False
+            self.close(line)
         elif tok == ";":
-            if not words:
-                continue
-            if empty_block:
-                empty_block[-1] = False
-            skip = any(inactive_depth) or words[0] == "inactive:"
-            words = [w for w in words if w not in ("inactive:", "protect:", "replace:")]
-            prefix = tuple(w for part in stack for w in part)
-            lists = [w for w in words if isinstance(w, tuple)]
-            plain = tuple(w for w in words if not isinstance(w, tuple))
-            if lists:
-                ordered.extend((prefix + plain + (item,), skip) for item in lists[0][1])
-            else:
-                ordered.append((prefix + plain, skip))
-            words = []
+            self.statement()
         else:
-            words.append(_unquote(tok))
-    if in_list is not None or words or stack:
-        raise ValueError(f"line {line}: configuration ends inside a statement or block")
-    return ordered
+            self.words.append(_unquote(tok))
+
+    def list_token(self, line: int, tok: str) -> None:
+        if tok == "]":
+            self.words.append(("__list__", tuple(self.in_list)))  # expanded at ';'
+            self.in_list = None
+        elif tok in "{};[":
+            _problem(self.problems, f"line {line}: unexpected {tok!r} inside [ ]")
+            self.in_list = None
+            self.token(line, tok)
+        else:
+            self.in_list.append(_unquote(tok))
+
+    def open(self, line: int) -> None:
+        words = [w for w in self.words if w not in _TAGS]
+        if len(words) > 2 and words[0] in SINGLE_VALUED:        # ``description "x"`` + ``unit 0 {``: a lost ';'
+            _problem(self.problems, f"line {line}: statement {' '.join(map(str, words[:2]))!r} lacks ';' (read as "
+                                    f"if it had one)")
+            self.words = words[:2]
+            self.statement()
+            self.words = words[2:]
+        if not self.words or any(isinstance(w, tuple) for w in self.words):
+            _problem(self.problems, f"line {line}: '{{' without a statement")
+            self.stack.append(None)
+        else:
+            self.stack.append([w for w in self.words if w not in _TAGS])
+        self.inactive.append(any(self.inactive) or (bool(self.words) and self.words[0] == "inactive:"))
+        self.empty.append(True)
+        self.words = []
+
+    def close(self, line: int) -> None:
+        if self.words:
+            _problem(self.problems, f"line {line}: statement {' '.join(map(str, self.words))!r} before '}}' lacks ';'")
+            self.words = []
+        if not self.stack:
+            _problem(self.problems, f"line {line}: unbalanced '}}'")
+            return
+        if self.empty.pop() and not self.skipping():
+            self.ordered.append((tuple(w for part in self.stack for w in part), self.inactive[-1]))
+        self.stack.pop()
+        self.inactive.pop()
+        if self.empty:
+            self.empty[-1] = False
+
+    def statement(self) -> None:
+        words, self.words = self.words, []
+        if not words:
+            return
+        if self.empty:
+            self.empty[-1] = False
+        if self.skipping():
+            return
+        skip = any(self.inactive) or words[0] == "inactive:"
+        words = [w for w in words if w not in _TAGS]
+        prefix = tuple(w for part in self.stack for w in part)
+        lists = [w for w in words if isinstance(w, tuple)]
+        plain = tuple(w for w in words if not isinstance(w, tuple))
+        if lists:
+            self.ordered.extend((prefix + plain + (item,), skip) for item in lists[0][1])
+        else:
+            self.ordered.append((prefix + plain, skip))
+
+
+def _curly_ordered(text: str, problems: list[str] | None = None) -> list[tuple[Path, bool]]:
+    """Curly text → ``[(path, inactive), ...]`` in document order (strict, or tolerant with ``problems``)."""
+    c = _Curly(problems)
+    line = 0
+    for line, tok in _tokens(text, problems):
+        c.token(line, tok)
+    if c.in_list is not None or c.words or c.stack:
+        _problem(problems, f"line {line}: configuration ends inside a statement or block"
+                 + (f" ({len(c.stack)} block(s) not closed)" if c.stack else ""))
+    return c.ordered
 
 
 def parse_set(text: str) -> list[tuple[str, Path]]:
@@ -174,29 +243,41 @@ def parse_set(text: str) -> list[tuple[str, Path]]:
     Raises:
         ValueError: a line that is not ``set``/``delete`` + words, or bad quoting/brackets (line number given).
     """
+    return _set_ops(text, None)
+
+
+def _set_ops(text: str, problems: list[str] | None) -> list[tuple[str, Path]]:
+    """:func:`parse_set`, strict (``problems`` None) or skipping (and recording) the lines it cannot read."""
     ops: list[tuple[str, Path]] = []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
-        if not s or s.startswith("#"):
+        if not s or s.startswith("#") or _CLI_CONTEXT.match(line):
             continue
-        toks = [t for _, t in _tokens(s)]
+        toks = [t for _, t in _tokens(s, problems)]
         if toks and toks[0] in ("protect", "unprotect"):
             continue
         if not toks or toks[0] not in ("set", "delete", "deactivate", "activate") or len(toks) < 2:
-            raise ValueError(f"line {n}: expected 'set ...' or 'delete ...', got {s!r}")
-        if any(t in ("{", "}", ";") for t in toks):
-            raise ValueError(f"line {n}: braces/semicolons do not belong in set commands: {s!r}")
-        words = [_unquote(t) for t in toks[1:]]
-        if "[" in words:
-            i = words.index("[")
-            if words[-1] != "]" or "]" in words[i + 1:-1]:
-                raise ValueError(f"line {n}: unbalanced [ ] in {s!r}")
-            ops.extend((toks[0], tuple(words[:i]) + (item,)) for item in words[i + 1:-1])
-        elif "]" in words:
-            raise ValueError(f"line {n}: unbalanced [ ] in {s!r}")
+            _problem(problems, f"line {n}: expected 'set ...' or 'delete ...', got {s!r}")
+        elif any(t in ("{", "}", ";") for t in toks):
+            _problem(problems, f"line {n}: braces/semicolons do not belong in set commands: {s!r}")
         else:
-            ops.append((toks[0], tuple(words)))
+            ops += _set_line_ops(n, s, toks, problems)
     return ops
+
+
+def _set_line_ops(n: int, s: str, toks: list[str], problems: list[str] | None) -> list[tuple[str, Path]]:
+    """The op(s) of one ``set``/``delete`` line (a ``[ a b ]`` list gives one op per element)."""
+    words = [_unquote(t) for t in toks[1:]]
+    if "[" in words:
+        i = words.index("[")
+        if words[-1] != "]" or "]" in words[i + 1:-1]:
+            _problem(problems, f"line {n}: unbalanced [ ] in {s!r}")
+            return []
+        return [(toks[0], tuple(words[:i]) + (item,)) for item in words[i + 1:-1]]
+    if "]" in words:
+        _problem(problems, f"line {n}: unbalanced [ ] in {s!r}")
+        return []
+    return [(toks[0], tuple(words))]
 
 
 def apply_commands(paths: list[Path], ops: list[tuple[str, Path]]) -> list[Path]:
@@ -243,19 +324,25 @@ def parse_config(text: str) -> tuple[list[Path], list[Path]]:
     return [p for p, off in ordered if not off], [p for p, off in ordered if off]
 
 
-def parse_config_ordered(text: str) -> list[tuple[Path, bool]]:
+def parse_config_ordered(text: str, problems: list[str] | None = None) -> list[tuple[Path, bool]]:
     """Like :func:`parse_config`, as one list in document order: ``[(path, inactive), ...]``.
 
+    Args:
+        text: curly text or ``set`` commands (a saved CLI session's prompt and context lines are skipped).
+        problems: None: strict; a list: tolerant, every statement, block or line that cannot be read is left out
+            and described there (``"line 12: statement 'vlan-id 10' before '}' lacks ';'"``).
+
     Raises:
-        ValueError: the text does not parse (message has the line number).
+        ValueError: strict only: the text does not parse (message has the line number).
     """
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")), "")
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")
+                  and not _CLI_CONTEXT.match(ln)), "")
     if not re.match(r"(set|delete|deactivate|activate|protect|unprotect)\s", first):
-        return _curly_ordered(text)
+        return _curly_ordered(text, problems)
     paths: list[Path] = []
     seen: set[Path] = set()
     off: list[Path] = []
-    for op, p in parse_set(text):
+    for op, p in _set_ops(text, problems):
         if op == "set":
             if p not in seen:
                 seen.add(p)
@@ -268,3 +355,31 @@ def parse_config_ordered(text: str) -> list[tuple[Path, bool]]:
         else:
             off = [q for q in off if q != p]
     return [(q, any(q[:len(o)] == o for o in off)) for q in paths]
+
+
+def read_config(text: str) -> tuple[list[tuple[Path, bool]], list[str]]:
+    """The tolerant reader: ``(parse_config_ordered(text, problems), problems)``; never raises on bad text (what
+    it cannot read is in ``problems``, everything else in the paths). What the port model and the driver use, so
+    that no single bad statement stops the reading of a saved configuration."""
+    problems: list[str] = []
+    return parse_config_ordered(text, problems), problems
+
+
+def compare(running: str, candidate: str) -> str:
+    """What loading the ``set``/``delete`` ``candidate`` (``load set`` + commit, :func:`apply_commands`) changes in
+    the configuration ``running`` (curly text or set commands), as set lines: ``-set ...`` for each statement it
+    removes, then ``+set ...`` for each it adds ('' when nothing changes); an empty container that gets statements
+    under it is not listed as removed. Inactive statements of ``running`` are
+    compared as they are (the candidate does not activate them).
+
+    Raises:
+        ValueError: ``candidate`` is not set/delete commands (a rendered candidate always is).
+    """
+    before = [p for p, off in read_config(running)[0] if not off]
+    after = apply_commands(before, parse_set(candidate))
+    gone, new = set(before) - set(after), set(after) - set(before)
+    # an empty container (``family ethernet-switching;``) that now has statements under it is not removed
+    removed = [p for p in before if p in gone and not any(q[:len(p)] == p for q in new)]
+    added = [p for p in after if p in new]
+    out = ["-" + ln for ln in display_set(removed).splitlines()] + ["+" + ln for ln in display_set(added).splitlines()]
+    return "\n".join(out) + ("\n" if out else "")

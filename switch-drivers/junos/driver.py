@@ -22,6 +22,7 @@ import re
 from harmless.errors import DeviceError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.junos import parse
+from harmless.switch_drivers.junos.conf import compare
 from harmless.switch_drivers.junos.render import MODE_KEYWORD, render_config, render_port_admin
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 
@@ -113,6 +114,26 @@ class JunosDriver(NapalmDriver):
             self.vlan_syntax = parse.detect_syntax(self._facts_config or "", f.model)
             log.info("junos %s: %s (%s VLAN syntax)", self.where, f.model, self.vlan_syntax)
         return f
+
+    # ------------------------------------------------------------------ offline
+    def saved_hostname(self, config_text: str) -> str:
+        """``system host-name X`` of a saved configuration ('' when none)."""
+        return next((p[2] for p in parse.config_paths(config_text) if p[:2] == ("system", "host-name")
+                     and len(p) == 3), "")
+
+    def load_saved(self, config_text: str):
+        """See :meth:`NapalmDriver.load_saved`; the VLAN syntax (ELS or non-ELS) is read from the saved
+        configuration (:func:`parse.detect_syntax`; the model, which decides it online when the config does not, is
+        unknown: ELS then), unless ``optional_args.junos_vlan_syntax`` forces it."""
+        facts = super().load_saved(config_text)
+        if self.vlan_syntax is None:
+            self.vlan_syntax = parse.detect_syntax(config_text, "")
+        return facts
+
+    def saved_diff(self, running: str, candidate: str) -> str:
+        """The ``set`` commands merging ``candidate`` adds or removes, computed on the saved configuration
+        (:func:`conf.compare`: ``load set`` + commit applied to its set paths)."""
+        return compare(running, candidate)
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """Render ``templates/harmless.j2`` in the device's VLAN syntax (detected on first use; see module doc),

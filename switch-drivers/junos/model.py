@@ -51,8 +51,9 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import re
+from dataclasses import replace
 
-from harmless.switch_drivers.junos.conf import SINGLE_VALUED, Path, display_set, parse_config_ordered
+from harmless.switch_drivers.junos.conf import SINGLE_VALUED, Path, display_set, read_config
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 
 #: interfaces that are not switch ports (loopback, routed VLAN interfaces, tunnels) and containers under ``interfaces``
@@ -198,16 +199,19 @@ def parse_model(config_text: str, show: dict[str, str] | None = None) -> SwitchM
         The model; ports in configuration order.
 
     Raises:
-        ValueError: the text is not a Junos configuration (does not parse, or has no statements); the message
-            names the line.
+        ValueError: the text is not a Junos configuration (no statement can be read, or none of the top-level
+            statements a switch has); the message names the line. Statements that cannot be read in a text that
+            is otherwise a configuration are not an error: they are in the model's ``unparsed`` with the line and
+            the reason (:func:`.conf.read_config`).
     """
     del show
-    ordered = parse_config_ordered(config_text)
+    ordered, problems = read_config(config_text)
     if not ordered:
-        raise ValueError("no Junos configuration statements found")
+        raise ValueError("no Junos configuration statements found" + (f" ({problems[0]})" if problems else ""))
     if not any(p[0] in ("interfaces", "vlans", "system", "version", "protocols") for p, _off in ordered):
         raise ValueError("no 'interfaces', 'vlans', 'system' or 'protocols' statements: not a Junos configuration")
-    return model_from_paths(ordered)
+    model = model_from_paths(ordered)
+    return replace(model, unparsed=tuple(problems)) if problems else model
 
 
 def _vlan_table(active: list[Path]) -> tuple[dict[str, set[int]], dict[int, str]]:
@@ -225,14 +229,18 @@ def _vlan_table(active: list[Path]) -> tuple[dict[str, set[int]], dict[int, str]
     return vlan_vids, vlan_names
 
 
-def _range_members(active: list[Path]) -> dict[str, list[str]]:
-    """``interfaces interface-range NAME member/member-range ...`` → range name → member interfaces (in order)."""
+def _range_members(active: list[Path], problems: list[str]) -> dict[str, list[str]]:
+    """``interfaces interface-range NAME member/member-range ...`` → range name → member interfaces (in order); a
+    member wildcard that cannot be expanded is left out and described in ``problems``."""
     ranges: dict[str, list[str]] = {}
     for p in active:
         if p[:2] == ("interfaces", "interface-range") and len(p) >= 5:
             members = ranges.setdefault(p[2], [])
             if p[3] == "member":
-                members += [m for m in _expand_wildcard(p[4]) if m not in members]
+                try:
+                    members += [m for m in _expand_wildcard(p[4]) if m not in members]
+                except ValueError as e:
+                    problems.append(f"{_line(p)} ({e})")
             elif p[3] == "member-range" and len(p) == 7 and p[5] == "to":
                 members += [m for m in _expand_member_range(p[4], p[6]) if m not in members]
     return ranges
@@ -256,7 +264,8 @@ class _Collector:
 
     def __init__(self, active: list[Path]):
         self.vlan_vids, self.vlan_names = _vlan_table(active)
-        self.ranges = _range_members(active)
+        self.problems: list[str] = []
+        self.ranges = _range_members(active, self.problems)
         self.ports: dict[str, _Port] = {}
 
     def resolve(self, member: str) -> set[int] | None:
@@ -465,8 +474,8 @@ def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
     """The model of parsed set paths in document order, ``[(path, inactive), ...]``
     (:func:`conf.parse_config_ordered`); any paths, even none (an empty model).
 
-    Raises:
-        ValueError: an ``interface-range`` member wildcard that cannot be expanded.
+    An ``interface-range`` member wildcard that cannot be expanded is left out and listed in the model's
+    ``unparsed`` with the reason.
     """
     document = ordered
     ordered = inherit_groups(ordered)
@@ -481,7 +490,26 @@ def model_from_paths(ordered: list[tuple[Path, bool]]) -> SwitchModel:
     infos = [_info(q, c.resolve, used) for q in c.ports.values()]
     vids = {v for s in c.vlan_vids.values() for v in s} | used
     return SwitchModel(vtp_mode=None, vlans=tuple(sorted(vids)), ports=tuple(infos), stp_mode=stp,
-                       stp_instance_limit=None, vlan_names=c.vlan_names)
+                       stp_instance_limit=None, vlan_names=c.vlan_names, unparsed=tuple(c.problems),
+                       vlan_addresses=_l3_addresses(active, c.vlan_vids))
+
+
+def _l3_addresses(active: list[Path], vlan_vids: dict[str, set[int]]) -> dict[int, tuple[str, ...]]:
+    """VID -> the addresses of the VLAN's layer-3 interface: ``vlans V l3-interface irb.N`` (ELS; non-ELS
+    ``vlan.N``; MX ``bridge-domains V routing-interface irb.N``) and that unit's ``family inet|inet6 address A/L``."""
+    units: dict[tuple[str, str], set[int]] = {}
+    for p in active:
+        if p[0] in ("vlans", "bridge-domains") and len(p) == 4 and p[2] in ("l3-interface", "routing-interface") \
+                and "." in p[3]:
+            ifname, unit = p[3].split(".", 1)
+            units.setdefault((ifname, unit), set()).update(vlan_vids.get(p[1], set()))
+    out: dict[int, list[str]] = {}
+    for p in active:
+        if p[0] == "interfaces" and len(p) >= 8 and p[2] == "unit" and (p[1], p[3]) in units \
+                and p[4:6] in (("family", "inet"), ("family", "inet6")) and p[6] == "address":
+            for vid in units[(p[1], p[3])]:
+                out.setdefault(vid, []).append(p[7].split("/")[0])
+    return {vid: tuple(dict.fromkeys(a)) for vid, a in sorted(out.items())}
 
 
 def _info(q: _Port, resolve, used: set[int]) -> PortInfo:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from harmless.switch_drivers.base import PortVlanState
-from harmless.switch_drivers.junos.conf import Path, parse_config, parse_config_ordered
+from harmless.switch_drivers.junos.conf import Path, read_config
 from harmless.switch_drivers.junos.model import model_from_paths
 
 #: non-ELS EX platforms (original ethernet-switching syntax, ``port-mode``); others run ELS (``interface-mode``)
@@ -25,18 +25,18 @@ LEGACY_MODELS = re.compile(r"^EX(2200|3200|3300|4200|4500|4550|6200|8200)", re.I
 
 def config_paths(text: str) -> list[Path]:
     """Active set paths of a configuration given as curly text or as ``set`` commands (detected; see
-    :func:`conf.parse_config`: ``inactive:``/``deactivate`` statements are left out)."""
-    return parse_config(text)[0]
+    :func:`conf.parse_config`: ``inactive:``/``deactivate`` statements are left out; what cannot be read is left
+    out too, :func:`conf.read_config`)."""
+    return [p for p, off in read_config(text)[0] if not off]
 
 
 def parse_vlans(text: str) -> dict[int, str]:
     """``{vid: name}`` for every VID of ``vlans NAME vlan-id VID`` / ``vlan-id-list`` / ``vlan-range`` (ELS's
     implicit ``default`` VLAN is VID 1). Derived from the port model (:mod:`.model`).
 
-    Raises:
-        ValueError: the configuration text does not parse.
+    What cannot be read is left out (:func:`conf.read_config`); raises nothing on bad text.
     """
-    out = dict(model_from_paths(parse_config_ordered(text)).vlan_names)
+    out = dict(model_from_paths(read_config(text)[0]).vlan_names)
     out.setdefault(1, "default")
     return out
 
@@ -63,11 +63,10 @@ def parse_port_states(text: str) -> dict[str, PortVlanState]:
     configuration the same way: an access port without members is in the default VLAN (VID 1), a trunk's
     ``members all`` is ``allowed_vids=None``, a trunk without ``native-vlan-id`` has ``native_vid=None``.
 
-    Raises:
-        ValueError: the configuration text does not parse.
+    What cannot be read is left out (:func:`conf.read_config`); raises nothing on bad text.
     """
     result = {}
-    for p in model_from_paths(parse_config_ordered(text)).ports:
+    for p in model_from_paths(read_config(text)[0]).ports:
         if p.mode == "trunk":
             result[p.interface] = PortVlanState(
                 name=p.interface, mode="trunk", native_vid=p.native_vid,
@@ -82,8 +81,7 @@ def parse_port_states(text: str) -> dict[str, PortVlanState]:
 def vlan_side_members(text: str) -> dict[str, list[str]]:
     """Non-ELS VLAN-side memberships: ``{interface: [VLAN names]}`` from ``vlans NAME interface IF.0``.
 
-    Raises:
-        ValueError: the configuration text does not parse.
+    What cannot be read is left out (:func:`conf.read_config`); raises nothing on bad text.
     """
     out: dict[str, list[str]] = {}
     for p in config_paths(text):

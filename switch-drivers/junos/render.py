@@ -56,7 +56,9 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
     Args:
         access: access-port changes; VIDs 1..4094, VLAN names per Junos rules (a letter first, 1-64 chars of
             ``[A-Za-z0-9_.-]``); ``qinq`` is refused (see :data:`QINQ_UNSUPPORTED`).
-        trunks: trunk changes; each carries exactly its ``vids`` (trunk-only VIDs get VLANs named ``vlan<VID>``);
+        trunks: trunk changes; each carries exactly its ``vids`` (trunk-only VIDs get VLANs named ``vlan<VID>``;
+            a ``shared`` one keeps its other members: its ``family ethernet-switching`` is not deleted;
+            ``bring_up`` deletes its ``disable``);
             ``stag_tpid`` is irrelevant without QinQ and ignored.
         syntax: ``"els"`` (``interface-mode``; EX2300/3400/4300, QFX, ...) or ``"legacy"`` (``port-mode``;
             non-ELS EX2200/3300/4200, ...).
@@ -84,7 +86,7 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
         _check_port(min(t.vids, default=1), t.interface, seen)
         for vid in t.vids:
             vlans.setdefault(vid, f"vlan{vid}")
-        rows.append((t.interface, [vlans[v] for v in sorted(set(t.vids))]))
+        rows.append((t.interface, [vlans[v] for v in sorted(set(t.vids))], t.shared, t.bring_up))
     side = vlan_side or {}
     stale = [(name, ifname) for ifname in [a.interface for a in access] + [t.interface for t in trunks]
              for name in sorted(side.get(ifname, ()))]

@@ -18,6 +18,7 @@ optional ``secret`` (enable secret; defaults to the password) and any netmiko Co
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any
 
@@ -25,6 +26,7 @@ from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.base import (AccessPortChange, Capabilities, DeviceFacts, SwitchDriver,
                                           TrunkChange)
 from harmless.switch_drivers.models import parse_model
+from harmless.switch_drivers.portmodel import with_management
 from harmless.switch_drivers.netmiko_cli.dialects import Dialect, refused
 from harmless.switch_drivers.netmiko_cli.registry import get_dialect
 
@@ -140,17 +142,36 @@ class NetmikoCliDriver(SwitchDriver):
         running = self.running_config()
         self._current = running
         prompt = self._send("find prompt", self._c().find_prompt).strip().rstrip("#>").strip()
+        return self._facts_of(running, prompt)
+
+    def _facts_of(self, running: str, hostname: str) -> DeviceFacts:
+        """DeviceFacts of a running config: the dialect's per-port state and VLANs, the port model (its management
+        SVI marked) for preflight, None when this OS has no model."""
         ports = self.dialect.port_states(running)
-        model = None                                         # the port model, for preflight
+        model = None
         syntax = getattr(self, "port_model_syntax", None) or {"cisco_ios": "ios", "hp_procurve": "procurve"}.get(
             self.dialect.device_type)
         if syntax:
             try:
-                model = parse_model(syntax, running)
+                model = with_management(parse_model(syntax, running), self.host)
             except NotImplementedError:                      # no model for this OS yet
                 model = None
-        return DeviceFacts(hostname=prompt, model="", os_version="", interfaces=tuple(ports),
+        return DeviceFacts(hostname=hostname, model="", os_version="", interfaces=tuple(ports),
                            vlans=self.dialect.vlans(running), ports=ports, port_model=model)
+
+    # ------------------------------------------------------------------ offline
+    def load_saved(self, config_text: str) -> DeviceFacts:
+        """See :meth:`SwitchDriver.load_saved`: the saved text (headers stripped like the device's output) stands
+        for the running config the render and the diff use; the host name is the config's ``hostname``."""
+        running = self.dialect.strip_running(config_text)
+        self._current = running
+        host = next((m.group(1) for ln in running.splitlines()
+                     if (m := re.match(r'hostname\s+"?([^"]+?)"?\s*$', ln))), "")
+        return self._facts_of(running, host)
+
+    def saved_diff(self, running: str, candidate: str) -> str:
+        """The dialect's diff, the same :meth:`load_merge` reports online."""
+        return self.dialect.diff(self.dialect.strip_running(running), candidate)
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """The dialect's render, with the running config read by the last :meth:`facts` as ``current``.

@@ -8,7 +8,10 @@ indentation therefore reads the same as the indented one (the parser follows ``e
 indentation only where there is some).
 
 Port names: ``7`` (fixed ports), ``A1`` (chassis module A, e.g. 5406zl), ``1/A1`` (VSF / stack member 1, module A),
-``1/7`` (2920/2930F stack member 1, port 7), ``Trk1`` (a trunk = LAG). Port lists: ``1-6,8,A1-A4,Trk1``.
+``1/7`` (2920/2930F stack member 1, port 7), ``C1i`` (a module's interconnect port on a 5400R chassis: a lower-case
+suffix after the number), ``1/1/1`` (member/slot/port, ArubaOS-CX style), ``Trk1`` (a trunk = LAG). Port lists:
+``1-6,8,A1-A4,Trk1``; a range joins names that differ only in the number (``C1i-C4i``). An item the reader cannot
+read (``B1-16``, ``A1, A2`` with a space) is listed in the switch's ``unparsed`` with the reason, never dropped.
 
 How each field is filled (ProCurve semantics, from the ArubaOS-Switch Advanced Traffic Management and Access
 Security guides):
@@ -30,7 +33,8 @@ Security guides):
   (``spanning-tree 1-24 admin-edge-port``, ``loop-protect 5``, ``dhcp-snooping trust 24``, ...), and ``vlan N``
   lines that name it besides ``untagged``/``tagged`` (``forbid``), as ``vlan N: <line>``.
 - ``vlans``: every ``vlan N`` plus ``management-vlan``/``primary-vlan``; ``vlan_names``: their names. A VLAN with
-  ``ip address`` is a routed VLAN interface, not a port. ``vtp_mode``: None (no VTP). ``stp_mode``: ``mstp``
+  ``ip address`` is a routed VLAN interface, not a port; its address is in ``vlan_addresses`` (the switch's
+  management address is one of them). ``vtp_mode``: None (no VTP). ``stp_mode``: ``mstp``
   (the ProCurve default protocol once ``spanning-tree`` is enabled), ``rstp``/``stp`` (``force-version``) or
   ``rapid-pvst`` (``spanning-tree mode rapid-pvst``); None when spanning tree is not enabled.
 """
@@ -41,8 +45,10 @@ from dataclasses import dataclass, field
 
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 
-#: one port: optional stack member ``N/``, optional module letter, number; or a trunk ``TrkN``
-_PORT = re.compile(r"^(?:(\d+)/)?([A-Za-z]?)(\d+)$")
+#: one port: stack member / chassis prefixes ``N/`` (``1/A1`` VSF, ``1/7`` 2920 stack, ``1/1/1`` ArubaOS names), an
+#: optional module letter, the number and an optional lower-case suffix (``C1i``, a 5400R module's interconnect port);
+#: or a trunk ``TrkN``
+_PORT = re.compile(r"^((?:\d+/)*)([A-Za-z]?)(\d+)([a-z]*)$")
 _TRK = re.compile(r"^trk(\d+)$", re.I)
 #: lines that open a context closed by ``exit``
 _OPENER = re.compile(r"^(vlan \d+|interface \S+|oobm|router \S+|class \S+.*|policy \S+.*|vrf \S+|"
@@ -54,18 +60,27 @@ _PER_PORT = ("spanning-tree", "loop-protect", "broadcast-limit", "power-over-eth
              "speed-duplex", "gvrp", "unknown-vlans", "ip source-lockdown", "bandwidth-min", "monitor")
 
 
-def port_key(port: str) -> tuple[int, int, str, int]:
-    """Sort key and validation of one ProCurve port name: ``(is trunk, stack member, module, number)``.
+def port_key(port: str) -> tuple:
+    """Sort key and validation of one ProCurve port name: ``(is trunk, stack members, module, number, suffix)``.
 
     Raises:
         ValueError: not a ProCurve port name (e.g. ``Fa0/7``).
     """
     if m := _TRK.match(port):
-        return 1, 0, "", int(m.group(1))
+        return 1, (), "", int(m.group(1)), ""
     m = _PORT.match(port)
     if not m:
-        raise ValueError(f"bad ProCurve port {port!r} (e.g. 7, A1, 1/A1, 1/7 or Trk1)")
-    return 0, int(m.group(1) or 0), m.group(2).upper(), int(m.group(3))
+        raise ValueError(f"bad ProCurve port {port!r} (e.g. 7, A1, 1/A1, 1/7, C1i or Trk1)")
+    members = tuple(int(x) for x in m.group(1).split("/") if x)
+    return 0, members, m.group(2).upper(), int(m.group(3)), m.group(4)
+
+
+def _name(key: tuple) -> str:
+    """The canonical name of a :func:`port_key`."""
+    trk, members, module, num, suffix = key
+    if trk:
+        return f"Trk{num}"
+    return "".join(f"{x}/" for x in members) + f"{module}{num}{suffix}"
 
 
 def canonical(port: str) -> str:
@@ -74,10 +89,33 @@ def canonical(port: str) -> str:
     Raises:
         ValueError: as :func:`port_key`.
     """
-    trk, stack, module, num = port_key(port)
-    if trk:
-        return f"Trk{num}"
-    return (f"{stack}/" if stack else "") + f"{module}{num}"
+    return _name(port_key(port))
+
+
+def _item_ports(item: str) -> list[str]:
+    """One list item (``A1``, ``A1-A4``, ``1/A1-1/A3``) → its ports. Raises ValueError naming the item."""
+    lo, sep, hi = item.partition("-")
+    klo, khi = port_key(lo), port_key(hi if sep else lo)
+    family = lambda k: k[:3] + k[4:]       # noqa: E731 - everything but the number
+    if family(klo) != family(khi) or klo[3] > khi[3]:
+        raise ValueError(f"bad ProCurve port range {item!r}")
+    return [_name(klo[:3] + (n,) + klo[4:]) for n in range(klo[3], khi[3] + 1)]
+
+
+def read_port_list(text: str) -> tuple[tuple[str, ...], list[str]]:
+    """``"1-3,7,A1-A2,C1i,Trk1"`` → ``(the ports, [why each unreadable item could not be read])`` (tolerant: the
+    readable items are read, sorted by :func:`port_key`, distinct, canonical spelling)."""
+    out: set[str] = set()
+    bad: list[str] = []
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        try:
+            out.update(_item_ports(item))
+        except ValueError as e:
+            bad.append(str(e))
+    return tuple(sorted(out, key=port_key)), bad
 
 
 def parse_port_list(text: str) -> tuple[str, ...]:
@@ -86,19 +124,10 @@ def parse_port_list(text: str) -> tuple[str, ...]:
     Raises:
         ValueError: a malformed item, or a range across stack members/modules/types or reversed.
     """
-    out: set[str] = set()
-    for item in (text or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        lo, sep, hi = item.partition("-")
-        klo, khi = port_key(lo), port_key(hi if sep else lo)
-        if klo[:3] != khi[:3] or klo[3] > khi[3]:
-            raise ValueError(f"bad ProCurve port range {item!r}")
-        first = canonical(lo)
-        prefix = first[:len(first) - len(str(klo[3]))]
-        out.update(f"{prefix}{n}" for n in range(klo[3], khi[3] + 1))
-    return tuple(sorted(out, key=port_key))
+    ports, bad = read_port_list(text)
+    if bad:
+        raise ValueError(bad[0])
+    return ports
 
 
 def format_port_list(ports) -> str:
@@ -107,14 +136,15 @@ def format_port_list(ports) -> str:
     Raises:
         ValueError: a bad port name.
     """
-    keyed = sorted({(port_key(p), canonical(p)) for p in ports})
-    runs: list[list[tuple[tuple, str]]] = []
-    for k, name in keyed:
-        if runs and runs[-1][-1][0][:3] == k[:3] and runs[-1][-1][0][3] + 1 == k[3]:
-            runs[-1].append((k, name))
+    keyed = sorted({port_key(p) for p in ports})
+    runs: list[list[tuple]] = []
+    for k in keyed:
+        last = runs[-1][-1] if runs else None
+        if last is not None and last[:3] + last[4:] == k[:3] + k[4:] and last[3] + 1 == k[3]:
+            runs[-1].append(k)
         else:
-            runs.append([(k, name)])
-    return ",".join(r[0][1] + (f"-{r[-1][1]}" if len(r) > 1 else "") for r in runs)
+            runs.append([k])
+    return ",".join(_name(r[0]) + (f"-{_name(r[-1])}" if len(r) > 1 else "") for r in runs)
 
 
 def _is_port_list(word: str) -> bool:
@@ -181,14 +211,6 @@ def _unquote(s: str) -> str:
     return s[1:-1] if len(s) >= 2 and s[0] == s[-1] == '"' else s
 
 
-def _plist(text: str, n: int) -> tuple[str, ...]:
-    """:func:`parse_port_list` with the config line number in its error."""
-    try:
-        return parse_port_list(text)
-    except ValueError as e:
-        raise ValueError(f"line {n}: {e}") from None
-
-
 @dataclass
 class _Collector:
     """The parse state of one running config; one method per kind of block (``vlan N``, ``interface X``, top-level
@@ -201,6 +223,17 @@ class _Collector:
     stp_enabled: bool = False
     stp_mode: str = "mstp"
     oobm: bool = False
+    problems: list[str] = field(default_factory=list)
+    vlan_addresses: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+    def plist(self, text: str, n: int, line: str, head: str = "") -> tuple[str, ...]:
+        """The ports of a port list in ``line`` (config line ``n``, inside context ``head``); items that cannot be
+        read are left out and the line goes to the switch's ``unparsed`` with the reason (no single line stops the
+        reader)."""
+        ports, bad = read_port_list(text)
+        if bad:
+            self.problems.append(f"line {n}: {head + ': ' if head else ''}{line} ({'; '.join(bad)})")
+        return ports
 
     def port(self, name: str) -> _Port:
         """The collected port ``name`` (created on first mention)."""
@@ -211,7 +244,7 @@ class _Collector:
         if m := re.fullmatch(r"vlan (\d+)", b.head):
             self.vlan(int(m.group(1)), b)
         elif m := re.fullmatch(r"interface (\S+)", b.head):
-            for p in _plist(m.group(1), b.line_no):
+            for p in self.plist(m.group(1), b.line_no, b.head):
                 self.interface(self.port(p), b.lines)
         elif b.head == "oobm":
             self.oobm = True
@@ -227,7 +260,7 @@ class _Collector:
             elif ln == "voice":
                 self.voice_vids.add(vid)
             elif (um := re.fullmatch(r"(no )?(untagged|tagged) (\S+)", ln)):
-                for p in _plist(um.group(3), b.line_no):
+                for p in self.plist(um.group(3), b.line_no, ln, b.head):
                     if um.group(1):
                         if um.group(2) == "untagged":
                             self.port(p)                # listed, removed from this VLAN (e.g. DEFAULT_VLAN)
@@ -237,8 +270,13 @@ class _Collector:
                     else:
                         self.port(p).tagged.add(vid)
             elif (fm := re.fullmatch(r"(no )?forbid (\S+)", ln)) and _is_port_list(fm.group(2)):
-                for p in _plist(fm.group(2), b.line_no):
+                for p in self.plist(fm.group(2), b.line_no, ln, b.head):
                     self.port(p).unparsed.append(f"vlan {vid}: {ln}")
+            elif re.match(r"(no )?(untagged|tagged)\b", ln):       # ``tagged A1, A2``: never silently dropped
+                self.problems.append(f"line {b.line_no}: {b.head}: {ln} (not one port list: the device takes no "
+                                     "space inside it)")
+            elif am := re.fullmatch(r"ip address (\d+\.\d+\.\d+\.\d+)(?:/\d+| \d+\.\d+\.\d+\.\d+)", ln):
+                self.vlan_addresses[vid] = self.vlan_addresses.get(vid, ()) + (am.group(1),)
 
     def interface(self, pt: _Port, lines: list[str]) -> None:
         """The lines of ``interface X`` applied to one port of ``X``."""
@@ -269,7 +307,7 @@ class _Collector:
         if w[0] == "trunk" and len(w) >= 3 and _TRK.match(w[2]):
             trk = canonical(w[2])
             self.port(trk)
-            for p in _plist(w[1], n):
+            for p in self.plist(w[1], n, ln):
                 self.port(p).lag = trk
                 if len(w) > 3 and w[3] not in ("trunk", "lacp", "dt-lacp", "dt-trunk", "fec"):
                     self.port(p).unparsed.append(ln)
@@ -277,10 +315,10 @@ class _Collector:
             pass
         elif (am := re.fullmatch(r"aaa port-access (authenticator|mac-based|web-based) (\S+)( .*)?", ln)) \
                 and _is_port_list(am.group(2)):
-            for p in _plist(am.group(2), n):
+            for p in self.plist(am.group(2), n, ln):
                 self.port(p).dot1x = True
         elif w[0] == "port-security" and len(w) >= 2 and _is_port_list(w[1]):
-            for p in _plist(w[1], n):
+            for p in self.plist(w[1], n, ln):
                 self.port(p).port_security = True
         elif w[0] in ("management-vlan", "primary-vlan") and len(w) == 2 and w[1].isdigit():
             self.vids.add(int(w[1]))
@@ -307,7 +345,7 @@ class _Collector:
         for c in _PER_PORT:
             cw = c.split()
             if [cmd, *rest[:len(cw) - 1]] == cw and len(rest) >= len(cw) and _is_port_list(rest[len(cw) - 1]):
-                for p in _plist(rest[len(cw) - 1], n):
+                for p in self.plist(rest[len(cw) - 1], n, ln):
                     self.port(p).unparsed.append(ln)
                 break
 
@@ -323,7 +361,9 @@ def parse_model(config_text: str, show: dict[str, str] | None = None) -> SwitchM
         The model; ports sorted (stack member, module, number; trunks last), then ``oobm``.
 
     Raises:
-        ValueError: a bad port name or list (the message names the line), or text that is not a ProCurve config.
+        ValueError: text that is not a ProCurve config. A port list the reader cannot read (an item like ``B1-16``)
+            is not an error: its readable items are read and the line is in the model's ``unparsed`` with the
+            reason.
     """
     del show
     blocks = parse_blocks(config_text)
@@ -333,6 +373,8 @@ def parse_model(config_text: str, show: dict[str, str] | None = None) -> SwitchM
     c = _Collector()
     for b in blocks:
         c.block(b)
+    if c.problems and not c.ports:
+        raise ValueError(f"no port could be read ({c.problems[0]}): not a ProCurve configuration")
     infos = [_info(name, c.ports[name], c.voice_vids) for name in sorted(c.ports, key=port_key)]
     if c.oobm:
         infos.append(PortInfo(interface="oobm", mode="routed", management=True))
@@ -340,7 +382,7 @@ def parse_model(config_text: str, show: dict[str, str] | None = None) -> SwitchM
     used |= {v for p in infos if isinstance(p.allowed_vids, tuple) for v in p.allowed_vids}
     return SwitchModel(vtp_mode=None, vlans=tuple(sorted(c.vids | used)), ports=tuple(infos),
                        stp_mode=c.stp_mode if c.stp_enabled else None, stp_instance_limit=None,
-                       vlan_names=c.vlan_names)
+                       vlan_names=c.vlan_names, unparsed=tuple(c.problems), vlan_addresses=c.vlan_addresses)
 
 
 def _vid_list(text: str) -> list[int]:
@@ -374,4 +416,5 @@ def _info(name: str, p: _Port, voice_vids: set[int]) -> PortInfo:
                     unparsed=tuple(dict.fromkeys(unparsed)))
 
 
-__all__ = ["Block", "canonical", "format_port_list", "parse_blocks", "parse_model", "parse_port_list", "port_key"]
+__all__ = ["Block", "canonical", "format_port_list", "parse_blocks", "parse_model", "parse_port_list", "port_key",
+           "read_port_list"]

@@ -1,7 +1,7 @@
 """ProCurve / Aruba-OS switch running config → VLANs and per-port state (pure).
 
-ProCurve ports are numbers (``7``), module-letter + number (``A1``), stack member + port (``1/A1``, ``1/7``) or
-trunks (``Trk1``); port lists look like ``1-6,8,A1-A4,Trk1``. A port is untagged in at most one VLAN and tagged in
+ProCurve ports are numbers (``7``), module-letter + number (``A1``), stack member + port (``1/A1``, ``1/7``),
+interconnect ports (``C1i``) or trunks (``Trk1``); port lists look like ``1-6,8,A1-A4,Trk1``. A port is untagged in at most one VLAN and tagged in
 any number of VLANs. The syntax is read by :mod:`.model` (one block parser for the driver and the port model; it
 also reads configs pasted without indentation, which the earlier ttp template could not).
 """
@@ -11,11 +11,12 @@ import re
 from dataclasses import dataclass
 
 from harmless.switch_drivers.base import PortVlanState
-from harmless.switch_drivers.procurve.model import format_port_list, parse_blocks, parse_port_list, port_key
+from harmless.switch_drivers.procurve.model import (format_port_list, parse_blocks, parse_port_list, port_key,
+                                                     read_port_list)
 
 
 
-def _port_key(port: str) -> tuple[int, int, str, int]:
+def _port_key(port: str) -> tuple:
     """Validation and sort key of one port name (see :func:`.model.port_key`). Raises ValueError."""
     return port_key(port)
 
@@ -45,12 +46,16 @@ class Vlan:
     tagged: tuple[str, ...] = ()
 
 
-def parse_config(text: str) -> tuple[str, dict[int, Vlan]]:
+def parse_config(text: str, strict: bool = True) -> tuple[str, dict[int, Vlan]]:
     """``(hostname, {vid: Vlan})`` from ``show running-config``, indented or pasted without indentation (the
     block parser of :func:`.model.parse_blocks`, which the port model uses too).
 
+    Args:
+        strict: raise on a port list item that cannot be read (the line-wise diff and restore must not guess);
+            False: leave the item out (reading facts: the port model lists the line in its ``unparsed``).
+
     Raises:
-        ValueError: a malformed port list (message names the line).
+        ValueError: strict only: a malformed port list (message names the line).
     """
     host = ""
     vlans: dict[int, Vlan] = {}
@@ -63,10 +68,9 @@ def parse_config(text: str) -> tuple[str, dict[int, Vlan]]:
                 if nm := re.fullmatch(r"name (.+)", ln):
                     name = nm.group(1).strip().strip('"')
                 elif pm := re.fullmatch(r"(untagged|tagged) (\S+)", ln):
-                    try:
-                        ports = parse_ports(pm.group(2))
-                    except ValueError as e:
-                        raise ValueError(f"line {b.line_no}: {e}") from None
+                    ports, bad = read_port_list(pm.group(2))
+                    if bad and strict:
+                        raise ValueError(f"line {b.line_no}: {bad[0]}")
                     (untagged if pm.group(1) == "untagged" else tagged).extend(ports)
             vid = int(m.group(1))
             vlans[vid] = Vlan(vid, name, tuple(sorted(set(untagged), key=port_key)),
@@ -76,8 +80,9 @@ def parse_config(text: str) -> tuple[str, dict[int, Vlan]]:
 
 def port_states(text: str) -> dict[str, PortVlanState]:
     """Per-port state: a port with tagged VLANs is a ``trunk`` (native = its untagged VLAN or None, allowed =
-    tagged ∪ untagged), otherwise ``access`` with its untagged VLAN. Ports in no VLAN are left out."""
-    _host, vlans = parse_config(text)
+    tagged ∪ untagged), otherwise ``access`` with its untagged VLAN. Ports in no VLAN are left out, so are port list
+    items that cannot be read (the port model lists their lines in its ``unparsed``)."""
+    _host, vlans = parse_config(text, strict=False)
     untagged: dict[str, int] = {}
     tagged: dict[str, set[int]] = {}
     for v in vlans.values():
@@ -97,4 +102,4 @@ def port_states(text: str) -> dict[str, PortVlanState]:
 
 def vlan_names(text: str) -> dict[int, str]:
     """``{vid: name}`` of every VLAN in the config."""
-    return {vid: v.name for vid, v in parse_config(text)[1].items()}
+    return {vid: v.name for vid, v in parse_config(text, strict=False)[1].items()}

@@ -111,7 +111,7 @@ def test_harmless_ports_online_reads_the_device(procurve, rejecting_procurve, tm
     inv = tmp_path / "inv.yaml"
     inv.write_text(yaml.safe_dump({"switches": [{
         "name": "sw2", "driver": "procurve", "host": "127.0.0.1", "port": procurve, "username": "manager",
-        "password_file": str(pw), "trunks": [{"switch_port": "25", "server_interface": "lo"}],
+        "password_file": str(pw), "trunks": [{"switch_port": "25", "server_interface": "hl-trunk0"}],
         "access_ports": ["7"]}]}))
     r = CliRunner().invoke(main, ["ports", "-i", str(inv), "--json"], env={})
     assert r.exit_code == 0, r.stderr

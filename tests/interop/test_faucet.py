@@ -3,8 +3,9 @@
 One lab for the module (hosts on FastEthernet0/7, 0/8, 0/10; HARMLESS's server side in its own namespace, where
 Faucet and Gauge run too; Prometheus labels ports by their faucet.yaml name, h7 = OpenFlow port 7):
 
-1. ``harmless up`` against a controller port where nothing listens: exit 1 with one line naming the target and the
-   fix, everything rolled back (device config byte-identical, no state).
+1. ``harmless up`` against a controller port where nothing listens: refused before any change (exit 2, one line
+   naming the target, ``Connection refused`` and the fix; device config byte-identical, no state); against a port
+   where something listens that never speaks OpenFlow: exit 1 after the wait, everything rolled back.
 2. ``harmless up`` with Faucet (tcp:127.0.0.1:6653) and Gauge (6654): up waits for them and names them; hosts learn
    (Faucet's ``vlan_hosts_learned``) and ping each other through the hairpin; Gauge exports br-of port counters.
 3. The Faucet ACL of port 10 drops ICMP from that host (pings fail) while its ARP still passes.
@@ -107,23 +108,58 @@ def metric(samples: dict, name: str, **labels) -> float | None:
 
 
 
-def test_up_without_a_listening_controller_rolls_back(flab):
+def test_up_without_a_listening_controller_is_refused_before_any_change(flab):
     inv = yaml.safe_load(flab.inventory.read_text())
     inv["switches"][0]["openflow"]["controllers"] = ["tcp:127.0.0.1:6999"]      # nothing listens there
     p = flab.inventory.with_name("inv-nobody.yaml")
     p.write_text(yaml.safe_dump(inv, sort_keys=False))
     original = flab.running_config()
     t0 = time.monotonic()
-    r = CliRunner().invoke(main, ["up", "-i", str(p), "--wait-controller", "4"])
+    r = CliRunner().invoke(main, ["up", "-i", str(p), "--wait-controller", "1"])   # probes 1 s, then refuses
     took = time.monotonic() - t0
-    assert r.exit_code == 1, r.output
-    line = r.stderr.strip().splitlines()[-1]
-    assert line.startswith("error: br-of-sw1: no controller connected within 4 s to tcp:127.0.0.1:6999"), line
-    assert "Connection refused" in line and "rolled back" in line and "fix: start the controller" in line, line
+    assert r.exit_code == 2, r.output
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1 and "no controller of br-of-sw1 is reachable" in errors[0], r.stderr
+    assert "tcp:127.0.0.1:6999: Connection refused" in errors[0] and "up --no-wait skips this check" in errors[0]
     assert "Traceback" not in r.stderr
     assert flab.running_config() == original
     assert st.load() is None
-    print(f"\nup against a port where nothing listens: exit {r.exit_code} after {took:.1f} s: {line}")
+    print(f"\nup against a port where nothing listens: exit {r.exit_code} after {took:.1f} s: {errors[0]}")
+
+
+def test_up_when_what_listens_never_becomes_a_controller_rolls_back(flab):
+    """Something accepts TCP on the target but never speaks OpenFlow: the check before any change only warns (no
+    HELLO), OVS never completes a handshake, and up rolls back after --wait-controller."""
+    inv = yaml.safe_load(flab.inventory.read_text())
+    inv["switches"][0]["openflow"]["controllers"] = ["tcp:127.0.0.1:6998"]
+    p = flab.inventory.with_name("inv-silent.yaml")
+    p.write_text(yaml.safe_dump(inv, sort_keys=False))
+    silent = _run_in(flab.info["server_netns"], [sys.executable, "-c", SILENT_LISTENER, "6998"], flab.state_dir,
+                     "silent.out")
+    try:
+        wait_for(lambda: "listening" in (flab.state_dir / "silent.out").read_text(), 15, "the silent listener")
+        original = flab.running_config()
+        r = CliRunner().invoke(main, ["up", "-i", str(p), "--wait-controller", "4"])
+    finally:
+        stop_process(silent)
+    assert r.exit_code == 1, r.output
+    said = " ".join(r.stderr.split())
+    assert "tcp:127.0.0.1:6998 of br-of-sw1" in said and "no OpenFlow HELLO" in said        # the warning
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: br-of-sw1: no controller connected within 4 s to tcp:127.0.0.1:6998"), line
+    assert "rolled back" in line and "fix: start the controller" in line, line
+    assert flab.running_config() == original
+    assert st.load() is None
+
+
+#: a TCP listener that accepts and never answers (not an OpenFlow controller)
+SILENT_LISTENER = """import socket, sys, time
+s = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+print("listening", flush=True)
+conns = []
+while True:
+    conns.append(s.accept()[0])
+"""
 
 
 def test_faucet_learns_pings_and_gauge_counts(flab):

@@ -80,9 +80,10 @@ def plan(inv: str, *extra: str):
 
 
 def one_line(out: str) -> str:
-    """The ``error:`` line of the CLI output (progress lines before it left out), whitespace-normalised."""
-    text = " ".join(out.split())
-    return text[text.index("error: "):] if "error: " in text else text
+    """The ``error:`` lines of the CLI output (progress, warning and note lines left out; online ``plan`` also
+    warns about an unreachable controller), whitespace-normalised."""
+    errors = [ln for ln in out.splitlines() if ln.startswith("error: ")]
+    return " ".join(" ".join(errors).split()) if errors else " ".join(out.split())
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,8 @@
 * mutual TLS: the switch's key/certificate and the controller CA from ``openflow.tls`` (``set-ssl``), an os-ken
   controller with ``--ctl-privkey/--ctl-cert/--ca-certs`` (material made with ``ovs-pki``): connects; with a wrong CA
   on either side it does not, and the status (``last_error``, the ``stream_ssl`` log lines) says why;
+* the check ``up`` makes before touching any switch (``harmless.otc.reach``): TCP, the TLS handshake and the
+  controller's HELLO from the server's namespace, refused with the reason for a wrong CA on either side;
 * ``wait_controllers`` against a port where nothing listens: fails within the timeout naming the target and error;
 * Controller rows carry ``max_backoff``/``inactivity_probe``/out-of-band;
 * reconnect time after a controller restart: a plain OVS bridge (OVS defaults), a br-of with OVS's default backoff
@@ -18,11 +20,14 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 
-from harmless.lab.controller import start_controller
+from harmless.inventory import parse_inventory
+from harmless.lab.controller import listening, start_controller
 from harmless.procs import stop as stop_process
 from harmless.otc import bridges
 from harmless.otc import controllers as cs
+from harmless.otc import reach
 from harmless.ovs import Ovs
 from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
 from tests.conftest import require_root_ovs, wait_for
@@ -136,6 +141,54 @@ def test_wrong_ca_does_not_connect_and_status_says_why(env, side):
         print(f"\n[{side}] wait_controllers: {msg}\n[{side}] status tls_log: {st['tls_log'][-1]}")
     finally:
         stop_process(ctl)
+
+
+def reach_inventory(env, port: int, ca_cert: str):
+    """A one-switch inventory whose br-of has one ``ssl:`` controller on ``port``, in the env's namespace."""
+    k = env["pki"]
+    return parse_inventory(yaml.safe_dump({"server": {"netns": env["ns"]}, "switches": [{
+        "name": "sw1", "driver": "ios", "host": "192.0.2.1", "username": "u", "password_env": "X",
+        "access_ports": ["FastEthernet0/7"],
+        "trunks": [{"switch_port": "GigabitEthernet0/1", "server_interface": TRUNK}],
+        "openflow": {"controllers": [f"ssl:127.0.0.1:{port}"],
+                     "tls": {"private_key": k["sw_key"], "certificate": k["sw_cert"], "ca_cert": ca_cert}}}]}),
+        "inv.yaml")
+
+
+def test_controller_check_before_up_over_tls(env):
+    """harmless up's controller check (harmless.otc.reach), from the server's namespace, against real os-ken TLS
+    controllers: the handshake with openflow.tls succeeds and the controller's HELLO arrives; or it is refused with
+    the reason: the switch side's certificate verification (it trusts another CA), the controller's alert (it trusts
+    another CA), the refused connection (nothing listens)."""
+    k = env["pki"]
+    cases = []          # (case, check, findings)
+    for port, ctl_ca, probes in ((6646, k["switch_ca"], (("both trust each other", k["controller_ca"]),
+                                                          ("switch trusts another CA", k["other_controller_ca"]))),
+                                 (6647, k["other_switch_ca"], (("controller trusts another CA", k["controller_ca"]),)),
+                                 (6649, None, (("nothing listens", k["controller_ca"]),))):
+        ctl = None if ctl_ca is None else tls_controller(env, port, ctl_ca, f"reach-{port}.log")
+        try:
+            if ctl is not None:
+                wait_for(lambda: listening(ctl.pid, port), 30, f"the controller to listen on {port}")
+            for case, switch_ca in probes:
+                checks, found = reach.check_controllers(reach_inventory(env, port, switch_ca), "inv.yaml")
+                cases.append((case, port, checks[0], found))
+        finally:
+            stop_process(ctl)
+    for case, port, c, found in cases:
+        print(f"\n[{case}] {c.stage}: {c.reason or c.hello}")
+        if case.startswith("both"):
+            assert c.stage == "ok" and c.hello.startswith("OpenFlow") and found == [], (c, found)
+            continue
+        assert [f.kind for f in found] == ["controller-unreachable"]
+        line = found[0].line()
+        assert line.startswith(f"inv.yaml: switches[0].openflow.controllers: no controller of br-of-sw1 is reachable "
+                               f"(from namespace {env['ns']}): ssl:127.0.0.1:{port}: "), line
+        assert "up --no-wait skips this check" in line
+        want = {"switch": ("tls", r"certificate verify failed"),
+                "controller": ("tls", r"alert .*(unknown ca|certificate)"),
+                "nothing": ("tcp", r"Connection refused")}[case.split()[0]]
+        assert c.stage == want[0] and re.search(want[1], c.reason, re.I), c
 
 
 def test_wait_controllers_fails_when_nothing_listens(env):

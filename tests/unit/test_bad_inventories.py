@@ -3,8 +3,9 @@ device is contacted and before anything is written.
 
 Each file's first line says what the error must name: ``# expect: <field path or "line N" or "(file)"> | <words of
 the problem>``. ``LISTENER_PORT`` in a file becomes the port of a TCP listener this module starts (it counts accepted
-connections: a device contacted would show there) and ``TLSDIR`` a folder of TLS files made here. The password is in
-``HL_TEST_PW`` (set for the CLI only). Also: load-time bounds of issue #11 (256 MiB, 5 s) on a large valid inventory,
+connections: a device contacted would show there) and ``TLSDIR`` a folder of TLS and password files made here
+(``empty.pw``, ``blank-first.pw``, the FIFO ``pw.fifo``). The password is in ``HL_TEST_PW`` (set for the CLI only;
+``HL_TEST_EMPTY_PW`` is set but empty, ``HL_TEST_NEWLINE_PW`` holds a line break). Also: load-time bounds of issue #11 (256 MiB, 5 s) on a large valid inventory,
 an alias bomb, deep nesting and an oversized file.
 """
 from __future__ import annotations
@@ -99,7 +100,25 @@ def tlsdir(tmp_path_factory):
     for name, mode in (("switch.key", 0o600), ("open.key", 0o644), ("switch.pem", 0o644), ("ca.pem", 0o644)):
         (d / name).write_text("-----BEGIN TEST-----\nnot a real key\n-----END TEST-----\n")
         os.chmod(d / name, mode)
+    for name, text in (("empty.pw", ""), ("blank-first.pw", f"\n{PASSWORD}\n")):
+        (d / name).write_text(text)
+        os.chmod(d / name, 0o600)
+    os.mkfifo(d / "pw.fifo", 0o600)
     return d
+
+
+def unblock_later(fifo: Path, after_s: float) -> threading.Timer:
+    """A guard, not a wait: if a regression opened ``fifo`` for a blocking read, a writer opens it after ``after_s``
+    so the read ends (the test then fails on the message instead of hanging the suite)."""
+    def poke():
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))   # ENXIO (no reader): nothing was blocked
+        except OSError:
+            pass
+    t = threading.Timer(after_s, poke)
+    t.daemon = True
+    t.start()
+    return t
 
 
 def materialise(src: Path, dest: Path, listener: Listener, tlsdir: Path) -> Path:
@@ -118,7 +137,8 @@ def expectation(src: Path) -> tuple[str, str]:
 
 
 def run_cli(args: list[str], state: Path) -> tuple[int, str, str]:
-    env = {"HL_TEST_PW": PASSWORD, "HARMLESS_STATE_DIR": str(state), "HL_TEST_UNSET_PW": None}
+    env = {"HL_TEST_PW": PASSWORD, "HARMLESS_STATE_DIR": str(state), "HL_TEST_UNSET_PW": None,
+           "HL_TEST_EMPTY_PW": "", "HL_TEST_NEWLINE_PW": f"{PASSWORD}\nshow running-config"}
     r = CliRunner().invoke(main, args, env=env)
     return r.exit_code, r.stdout, r.stderr
 
@@ -155,8 +175,42 @@ def test_plan_refuses_bad_inventory_before_contact(src, listener, tlsdir, tmp_pa
     inv = materialise(src, tmp_path, listener, tlsdir)
     state = tmp_path / "state"
     before = listener.count
-    code, out, err = run_cli(["plan", "-i", str(inv)], state)
+    guard = unblock_later(tlsdir / "pw.fifo", 30)
+    try:
+        code, out, err = run_cli(["plan", "-i", str(inv)], state)
+    finally:
+        guard.cancel()
     assert_refused(src, inv, code, out, err, listener, before, state)
+
+
+@pytest.mark.parametrize("kind, words", [("directory", "is a directory, not an inventory file"),
+                                         ("fifo", "is a FIFO (named pipe), not an inventory file")])
+def test_inventory_that_is_not_a_regular_file_is_one_clear_error(kind, words, tmp_path):
+    """A directory or a FIFO given as -i: one error line naming it (not click's usage text); a FIFO is refused
+    without a blocking open (`plan` in a separate process with a timeout, so a hang fails instead of stalling; the
+    other commands in-process with a writer poked in after 30 s as a guard)."""
+    inv = tmp_path / "inv.yaml"
+    if kind == "directory":
+        inv.mkdir()
+    else:
+        os.mkfifo(inv)
+        p = subprocess.run([sys.executable, "-c", "from harmless.cli import main; main()", "plan", "-i", str(inv)],
+                           capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "HARMLESS_STATE_DIR": str(tmp_path / "st")})
+        assert p.returncode == 2 and p.stderr.strip() == f"error: {inv}: {words} (fix: pass the inventory YAML file "\
+                                                         "with -i)", p.stderr
+    for cmd in (["plan", "-i", str(inv)], ["ports", "-i", str(inv)], ["up", "-i", str(inv), "--dry-run"]):
+        guard = unblock_later(inv, 30) if kind == "fifo" else None
+        try:
+            code, out, err = run_cli(cmd, tmp_path / "st")
+        finally:
+            if guard:
+                guard.cancel()
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code == 2 and len(lines) == 1, (cmd, err)
+        assert lines[0].startswith(f"error: {inv}: {words}") and "(fix: pass the inventory YAML file" in lines[0]
+        assert "Usage:" not in err + out
+    assert not (tmp_path / "st").exists()
 
 
 @pytest.mark.parametrize("name", UP_TOO)

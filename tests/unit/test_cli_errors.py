@@ -11,7 +11,7 @@ BASE = {
     "switches": [{
         "name": "sw1", "driver": "ios", "host": "127.0.0.1", "port": 22, "username": "admin",
         "password_env": "HL_CLI_TEST_PW",
-        "trunks": [{"switch_port": "GigabitEthernet0/1", "server_interface": "lo"}],
+        "trunks": [{"switch_port": "GigabitEthernet0/1", "server_interface": "hl-trunk0"}],
         "access_ports": ["FastEthernet0/7"],
     }],
 }

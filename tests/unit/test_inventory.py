@@ -63,7 +63,7 @@ def test_good_inventory_parses_with_defaults():
      "not tcp:IP:PORT"),
     (("switches", 0, "name"), "Bad_Name!", False, "switches[0].name", "lowercase"),
     (("switches", 0, "datapath_id"), "0x0", False, "switches[0].datapath_id", "non-zero"),
-    (("switches", 0, "colour"), "blue", False, "switches[0].colour", "Extra inputs"),
+    (("switches", 0, "colour"), "blue", False, "switches[0].colour", "unknown key"),
     (("switches", 0, "trunks"), [{"switch_port": "Gi0/1", "server_interface": "x", "type": "dpdk"}], False,
      "switches[0].trunks[0].devargs", "needs devargs"),
 ])
@@ -212,7 +212,7 @@ def test_merge_keys_are_not_duplicates():
     text = ("defaults: &d {driver: ios, username: admin, password_env: X, vlan_range: 100-199}\n"
             "switches:\n- <<: *d\n  name: sw1\n  host: 192.0.2.1\n"
             "  trunks: [{switch_port: Gi0/1, server_interface: eth1}]\n  access_ports: [Fa0/7]\n")
-    with pytest.raises(InputError, match="defaults: Extra inputs"):      # merges work; unknown top-level key refused
+    with pytest.raises(InputError, match="defaults: unknown key"):      # merges work; unknown top-level key refused
         parse_inventory(text, "inv.yaml")
 
 

@@ -148,19 +148,26 @@ def _switch(**kw) -> Switch:
                                   "access_ports": ["Fa0/7"], **kw})
 
 
-def test_plan_turns_learning_off_where_the_platform_can_and_says_so_where_it_cannot():
-    assert mac_learning_plan(_switch(), Capabilities(mac_learning_off=True)) == (True, ())
-    off, notes = mac_learning_plan(_switch(), Capabilities(mac_learning_source="no such command"), "WS-C2960-24TT-L")
-    assert not off and "WS-C2960-24TT-L cannot turn it off" in notes[0] and "(no such command)" in notes[0]
-    assert "hairpin" in notes[0]
-    assert mac_learning_plan(_switch(mac_learning="on"), Capabilities()) == (False, ())
+def test_plan_turns_learning_off_where_the_platform_can_and_warns_where_it_cannot():
+    assert mac_learning_plan(_switch(), Capabilities(mac_learning_off=True)) == (True, [])
+    off, found = mac_learning_plan(_switch(), Capabilities(mac_learning_source="no such command"), "WS-C2960-24TT-L",
+                                   "inv.yaml: switches[0]")
+    assert not off and (found[0].severity, found[0].kind, found[0].switch) == ("warning", "mac-learning-on", "sw1")
+    assert "WS-C2960-24TT-L cannot turn it off" in found[0].problem and "(no such command)" in found[0].problem
+    assert "hairpin" in found[0].problem and found[0].where == "inv.yaml: switches[0].mac_learning"
+    assert mac_learning_plan(_switch(mac_learning="on"), Capabilities()) == (False, [])
+    # per-port learning control (EOS) on a shared trunk would stop learning in the operator's VLANs too
+    shared = _switch(trunks=[{"switch_port": "Gi0/1", "server_interface": "eth1", "shared": True}])
+    off, found = mac_learning_plan(shared, Capabilities(mac_learning_off=True, mac_learning_scope="port"))
+    assert not off and "shared" in found[0].problem
+    assert mac_learning_plan(shared, Capabilities(mac_learning_off=True))[0] is True    # per VLAN (IOS): fine
 
 
 def test_plan_keeps_port_down_on_the_server_for_a_driver_that_cannot_shut_a_port():
-    assert port_down_plan(_switch(), Capabilities(port_admin=True)) == ("device", ())
-    mode, notes = port_down_plan(_switch(), Capabilities(), "procurve")
-    assert mode == "server" and "on the server only" in notes[0]
-    assert port_down_plan(_switch(openflow={"port_down": "server"}), Capabilities()) == ("server", ())
+    assert port_down_plan(_switch(), Capabilities(port_admin=True)) == ("device", [])
+    mode, found = port_down_plan(_switch(), Capabilities(), "procurve")
+    assert mode == "server" and found[0].severity == "note" and "on the server only" in found[0].problem
+    assert port_down_plan(_switch(openflow={"port_down": "server"}), Capabilities()) == ("server", [])
     from pydantic import ValidationError
     with pytest.raises(ValidationError):
         _switch(openflow={"port_down": "both"})
@@ -169,9 +176,9 @@ def test_plan_keeps_port_down_on_the_server_for_a_driver_that_cannot_shut_a_port
 def test_the_plan_round_trips_the_new_fields():
     from harmless.plan import Plan
     sp = SwitchPlan(SP.name, SP.bridge, SP.datapath_id, SP.protocols, SP.controllers, SP.ports, SP.trunks,
-                    port_down="server", mac_learning_off=True, notes=("n",))
+                    port_down="server", mac_learning_off=True)
     back = Plan.from_dict(Plan((sp,)).to_dict()).switches[0]
-    assert (back.port_down, back.mac_learning_off, back.notes) == ("server", True, ("n",))
+    assert (back.port_down, back.mac_learning_off) == ("server", True)
     assert all(a.no_learning for a in back.access_changes()) and back.trunk_changes()[0].no_learning
 
 

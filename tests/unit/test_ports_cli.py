@@ -10,6 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from harmless.cli import main
+from tests.lib.tables import read_plain
 
 CORPUS = Path(__file__).parent / "ports_corpus"
 
@@ -32,8 +33,7 @@ def test_offline_table_shows_ports_modes_and_vlans():
     code, out, err = run(["ports", "--driver", "procurve", "--config", str(CORPUS / "procurve" / "5406zl_modules.cfg")])
     assert code == 0, err
     assert "VLANs 1,10,20,30,500" in out and "spanning tree mstp" in out
-    rows = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[2:-1]] for ln in out.splitlines()
-            if ln.startswith("│")}
+    rows = read_plain(out)[0].by_key()            # not a terminal: tab-separated lines
     assert rows["Trk1"][:5] == ["trunk", "", "", "10,20", "LAG"]
     assert rows["B1"][0] == "unknown" and rows["B1"][4] == "Trk1"
     assert rows["A5"][0] == "unknown" and rows["A5"][8] == "yes"              # shutdown
@@ -43,8 +43,7 @@ def test_offline_table_shows_ports_modes_and_vlans():
 def test_offline_table_junos_flags():
     code, out, err = run(["ports", "--driver", "junos", "--config", str(CORPUS / "junos" / "ex2300_els_access.cfg")])
     assert code == 0, err
-    rows = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[2:-1]] for ln in out.splitlines()
-            if ln.startswith("│")}
+    rows = read_plain(out)[0].by_key()
     assert rows["ge-0/0/0"][:7] == ["access", "20", "", "", "", "25", "yes"]    # voice 25, 802.1X
     assert rows["me0"][0] == "routed (mgmt)"
     assert rows["ge-0/1/0"][:4] == ["trunk", "", "999", "20,25,30,40,99,999"]
@@ -56,8 +55,11 @@ def test_offline_table_junos_flags():
     (["--driver", "junos", "--config", str(CORPUS / "procurve" / "2810_legacy.cfg")], "not a junos configuration"),
     (["--driver", "procurve", "--config", str(CORPUS / "junos" / "mx204_router.cfg")], "not a procurve configuration"),
     (["--driver", "junos"], "nothing to read"),
-    (["-i", "inv.yaml", "--driver", "junos", "--config", "x"], "exclusive"),
+    ([], "nothing to read"),
+    (["--config", str(CORPUS / "junos" / "mx204_router.cfg")], "the switch OS of this saved config is not known"),
     (["--switch", "sw1", "--driver", "junos", "--config", "x"], "--switch needs -i"),
+    (["--config", "sw1="], "names no file"),
+    (["--driver", "junos", "--config", "sw1=a.cfg", "--config", "sw1=b.cfg"], "switch sw1 is given twice"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):
     code, out, err = run(["ports", *args])
@@ -75,7 +77,7 @@ def test_binary_file_is_bad_input(tmp_path):
 def _inventory(tmp_path, port):
     inv = {"switches": [{"name": "edge1", "driver": "procurve", "host": "127.0.0.1", "port": port,
                          "username": "manager", "password_env": "HL_PORTS_TEST_PW",
-                         "trunks": [{"switch_port": "25", "server_interface": "lo"}], "access_ports": ["7"]}]}
+                         "trunks": [{"switch_port": "25", "server_interface": "hl-trunk0"}], "access_ports": ["7"]}]}
     p = tmp_path / "inv.yaml"
     p.write_text(yaml.safe_dump(inv))
     return p
@@ -95,6 +97,27 @@ def test_online_unreachable_switch_is_one_line_exit_1(tmp_path):
     code, out, err = run(["ports", "-i", str(_inventory(tmp_path, port)), "--json"], env={"HL_PORTS_TEST_PW": "x"})
     assert code == 1 and out == ""
     assert f"cannot reach edge1 at 127.0.0.1:{port}" in err and len(err.strip().splitlines()) == 1
+
+
+def test_offline_with_the_inventory_takes_the_os_from_its_switch(tmp_path):
+    """--config SWITCH=FILE with -i: the driver of the inventory's switch SWITCH (docs/cli.md); a bare FILE is the
+    config of a one-switch inventory's switch; an unknown SWITCH is refused with the closest name."""
+    inv = str(_inventory(tmp_path, 22))                              # edge1, a procurve
+    cfg = str(CORPUS / "procurve" / "2920_voice_dot1x.cfg")
+    golden = json.loads((CORPUS / "procurve" / "2920_voice_dot1x.json").read_text())
+    for config in (f"edge1={cfg}", cfg):
+        code, out, err = run(["ports", "-i", inv, "--config", config, "--json"])
+        assert code == 0, err
+        assert json.loads(out) == golden
+    code, _out, err = run(["ports", "-i", inv, "--config", f"edge2={cfg}"])
+    assert code == 2 and "no switch named 'edge2' (did you mean 'edge1'?)" in err
+
+
+def test_two_saved_configs_print_one_object_per_switch():
+    code, out, err = run(["ports", "--driver", "junos", "--config", f"sw1={CORPUS / 'junos' / 'ex2300_els_access.cfg'}",
+                          "--config", f"sw2={CORPUS / 'junos' / 'ex4300_vc_els.cfg'}", "--json"])
+    assert code == 0, err
+    assert set(json.loads(out)) == {"sw1", "sw2"}
 
 
 def test_help_explains_online_and_offline():

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harmless import offline, preflight
-from harmless.errors import InputError
+from harmless.errors import InputError, Refused
 from harmless.inventory import parse_inventory
 from harmless.plan import plan_switch
 from harmless.switch_drivers.base import DeviceFacts
@@ -35,9 +35,10 @@ S = preflight.Session(where="inv.yaml: switches[0]", driver="ios")
 
 
 def refusal(inventory, m, s=S) -> str:
-    with pytest.raises(InputError) as e:
+    """The refusals' lines and their shared explanations (what keep: [voice] means, ...)."""
+    with pytest.raises(Refused) as e:
         preflight.check_switch(inventory.switches[0], m, s)
-    return str(e.value)
+    return " ".join([str(e.value), *(x for f in e.value.findings for x in f.explain)])
 
 
 # ----------------------------------------------------------------------------- access ports
@@ -112,9 +113,26 @@ def test_bad_trunk_is_refused(trunk, words):
         assert w in msg
 
 
-def test_a_lag_may_be_the_trunk():
+def test_a_lag_may_be_the_trunk_when_shared_on_purpose():
     lag = PortInfo("Port-channel1", "trunk", native_vid=1, allowed_vids="all", is_lag=True)
-    preflight.check_switch(inv(["Gi0/7"], trunk="Port-channel1").switches[0], model(ACCESS, lag), S)
+    members = [PortInfo(f"Gi0/{n}", "trunk", native_vid=1, allowed_vids="all", lag="Port-channel1") for n in (1, 2)]
+    m = model(ACCESS, lag, *members)
+    msg = refusal(inv(["Gi0/7"], trunk="Port-channel1"), m)
+    assert msg.startswith("inv.yaml: switches[0].trunks[0].shared: sw1 Port-channel1 is a link aggregation group "
+                          "(Gi0/1, Gi0/2) and a trunk that carries VLANs 10 now (an uplink)")
+    assert "write the trunk as {switch_port: Port-channel1, server_interface: eth1, shared: true}" in msg
+    sw = parse_shared(inv(["Gi0/7"], trunk="Port-channel1"))
+    found = preflight.switch_findings(sw, m, S)
+    assert [(f.severity, f.kind) for f in found] == [("warning", "trunk-shared")]
+    assert "shared: true keeps VLANs 10 on it and adds HARMLESS's" in found[0].problem
+
+
+def parse_shared(i):
+    """The inventory's first switch with ``shared: true`` on its first trunk."""
+    import yaml
+    d = i.model_dump(mode="json", exclude_none=True)
+    d["switches"][0]["trunks"][0]["shared"] = True
+    return parse_inventory(yaml.safe_dump(d), "inv.yaml").switches[0]
 
 
 # ----------------------------------------------------------------------------- VTP
@@ -171,9 +189,9 @@ def test_chosen_vid_in_the_models_vlans_is_refused_unless_ours():
 
 def test_planner_avoids_vlans_that_are_only_referenced():
     """VLAN 107 exists nowhere but a trunk carries it: the planner must not pick 107 for port 7."""
-    trunk = PortInfo("Gi0/24", "trunk", native_vid=1, allowed_vids=(107,))
-    m = model(PortInfo("Gi0/7", "dynamic", access_vid=1), trunk, vlans=(1, 107))
-    facts = DeviceFacts("sw1", "", "", ("Gi0/7", "Gi0/24"), {1: "default"}, port_model=m)
+    uplink = PortInfo("Gi0/23", "trunk", native_vid=1, allowed_vids=(107,))
+    m = model(PortInfo("Gi0/7", "dynamic", access_vid=1), uplink, TRUNK_PORT, vlans=(1, 107))
+    facts = DeviceFacts("sw1", "", "", ("Gi0/7", "Gi0/23", "Gi0/24"), {1: "default"}, port_model=m)
     i = inv(["Gi0/7"], vlan_range="100-199")
     sp = plan_switch(i.switches[0], facts, None, "inv.yaml: switches[0]")
     assert sp.ports[0].vid not in (1, 107)
