@@ -5,7 +5,13 @@ from a fake-switches ``Port`` to OVS ``Port`` columns (:func:`port_ovs_state`, :
 :func:`vlan_limit`, :func:`vsctl_argv`), :class:`OvsSync` that applies the changes in one ``ovs-vsctl`` transaction
 (argument list, no shell; run off the Twisted reactor thread so the management plane never stalls), and the
 link-state reads that let "pulling a cable" reach the emulated device (:meth:`OvsSync.poll_links`,
-:func:`ovs_link_states`). Commands run through :func:`harmless.procs.run`, transactions are joined by
+:func:`ovs_link_states`), and the OpenFlow flows that give the NORMAL bridge a Catalyst's Layer 2 protocol
+tunnelling (:func:`l2pt_flows`, written by :meth:`OvsSync.apply` in one bundle).
+
+Link-local frames: OVS's NORMAL action drops frames to the IEEE 802.1 reserved addresses 01:80:c2:00:00:00-0f and
+to Cisco's 01:00:0c:cc:cc:cc/cd (``other_config:forward-bpdu`` false, the default: ovs-vswitchd.conf.db(5); OVS
+``eth_addr_is_reserved``), as an 802.1D bridge and a Catalyst consume them; the tunnel address 01:00:0c:cd:cd:d0 is
+not reserved and is flooded like any multicast. Commands run through :func:`harmless.procs.run`, transactions are joined by
 :func:`harmless.ovs.transaction_args`. Imports nothing of the emulators themselves (no cycle).
 """
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import Path
 from harmless import procs
 from harmless.errors import HarmlessError
 from harmless.ovs import transaction_args
+from harmless.switch_drivers.l2pt import PROTOCOLS, TUNNEL_MAC
 
 log = logging.getLogger("harmless.emulators.dataplane")
 
@@ -48,7 +55,9 @@ def vlan_state(port) -> dict:
         (Cisco's S-tag TPID is 0x8100); trunk →
         ``native-untagged`` with tag = native VLAN (default 1, untagged as on IOS) and
         trunks = allowed VLANs (``[]`` = all). An IOS ``allowed vlan none`` trunk becomes
-        ``trunks=[native]`` (OVS cannot express "nothing").
+        ``trunks=[native]`` (OVS cannot express "nothing"). An access or dot1q-tunnel port with
+        ``l2protocol-tunnel`` lines (``vendor_specific["l2pt"]``) also gets ``"l2pt": [protocols]``
+        (:func:`l2pt_flows`).
     """
     if port.mode == "trunk":
         native = port.trunk_native_vlan or 1
@@ -61,8 +70,13 @@ def vlan_state(port) -> dict:
             elif not trunks:
                 trunks = [native]
         return {"vlan_mode": "native-untagged", "tag": native, "trunks": trunks}
+    tunnelled = getattr(port, "vendor_specific", {}).get("l2pt")
+    l2pt = {"l2pt": sorted(tunnelled)} if tunnelled else {}
     if port.mode == "dot1q-tunnel":    # Cisco dot1q-tunnel: the outer (S-)tag is 0x8100, not OVS's 802.1ad default
-        return {"vlan_mode": "dot1q-tunnel", "tag": port.access_vlan or 1, "trunks": [], "qinq_ethtype": "802.1q"}
+        return {"vlan_mode": "dot1q-tunnel", "tag": port.access_vlan or 1, "trunks": [], "qinq_ethtype": "802.1q",
+                **l2pt}
+    if port.mode == "access":
+        return {"vlan_mode": "access", "tag": port.access_vlan or 1, "trunks": [], **l2pt}
     return {"vlan_mode": "access", "tag": port.access_vlan or 1, "trunks": []}
 
 
@@ -117,6 +131,94 @@ def vsctl_argv(db: str, changes: dict[str, dict], vsctl: str = "ovs-vsctl", limi
     if limit is not None:
         cmds.append(["set", "Open_vSwitch", ".", f"other_config:vlan-limit={limit}"])
     return [vsctl, f"--db={db}", "--no-wait", "--timeout=5", *(["--"] if cmds else []), *transaction_args(cmds)]
+
+
+#: cookie of the lab switch's L2PT flows ("L2PT"): replaced as a whole, the bridge's NORMAL flow is left alone
+L2PT_COOKIE = 0x4C325054
+
+
+def _carries_tagged(st: dict, vid: int) -> bool:
+    """A trunk state that carries ``vid`` tagged (allowed, and not its untagged native VLAN)."""
+    return st["vlan_mode"] == "native-untagged" and st["tag"] != vid and (not st["trunks"] or vid in st["trunks"])
+
+
+def _restore_order(protocols) -> list[tuple[int, str, list[str]]]:
+    """``[(eth_type, destination restored, protocols)]``: a real switch reads the LLC/SNAP header to tell CDP from
+    STP; OVS matches EtherTypes only, so among LLC protocols the first one's destination is given back."""
+    out: dict[int, tuple[str, list[str]]] = {}
+    for name, p in PROTOCOLS.items():
+        if name in protocols:
+            out.setdefault(p.eth_type, (p.dst, []))[1].append(name)
+    return [(et, dst, names) for et, (dst, names) in out.items()]
+
+
+def _tunnel_in(port: str, protocols) -> list[str]:
+    """A tunnel port's ingress: its PDUs get the tunnel MAC and go to NORMAL (flooded in its VLAN); a frame that
+    already carries the tunnel MAC is dropped (a Catalyst err-disables the port: "If an encapsulated PDU (with the
+    proprietary destination MAC address) is received from a tunnel port or an access port with Layer 2 tunneling
+    enabled, the tunnel port is shut down to prevent loops")."""
+    c = f"cookie={L2PT_COOKIE:#x}"
+    out = [f"{c},priority=300,in_port={port},dl_dst={TUNNEL_MAC},actions=drop"]
+    for name, p in PROTOCOLS.items():
+        if name in protocols:
+            out += [f"{c},priority=200,in_port={port},dl_dst={d},dl_type={p.eth_type:#06x},"
+                    f"actions=mod_dl_dst:{TUNNEL_MAC},NORMAL" for d in p.dsts]
+    return list(dict.fromkeys(out))
+
+
+def _tunnel_out(trunk: str, vid: int, members: dict[str, dict], ports: dict[str, dict]) -> list[str]:
+    """Tunnelled PDUs arriving tagged ``vid`` on ``trunk``: flooded in the VLAN as the switch does, with the real
+    destination restored towards the tunnel ports of that protocol (``members``: the VLAN's other ports)."""
+    c = f"cookie={L2PT_COOKIE:#x}"
+    tagged = [n for n in members if ports[n]["vlan_mode"] == "native-untagged"]
+    plain = [n for n in members if n not in tagged]
+    out = []
+    for et, dst, names in _restore_order({x for n in plain for x in ports[n].get("l2pt", ())}):
+        tunnel = [n for n in plain if set(ports[n].get("l2pt", ())) & set(names)]
+        acts = [f"output:{n}" for n in tagged] + ["strip_vlan"] + [f"output:{n}" for n in plain if n not in tunnel]
+        acts += [f"mod_dl_dst:{dst}"] + [f"output:{n}" for n in tunnel]
+        out.append(f"{c},priority=200,in_port={trunk},dl_vlan={vid},dl_dst={TUNNEL_MAC},dl_type={et:#06x},"
+                   f"actions={','.join(acts)}")
+    return out
+
+
+def l2pt_flows(ports: dict[str, dict]) -> list[str]:
+    """``ovs-ofctl`` flow lines (cookie :data:`L2PT_COOKIE`) that make the NORMAL lab bridge tunnel link-local
+    protocols as a Catalyst does on ports whose state has ``"l2pt"`` (pure).
+
+    Catalyst configuration guides, "Configuring Layer 2 Protocol Tunneling": a PDU received on a tunnel port gets
+    the destination 01:00:0c:cd:cd:d0 and crosses the VLAN as data (``_tunnel_in``); "the edge switches on the
+    outbound side ... restore the proper Layer 2 protocol and MAC address information and forward the packets to
+    all tunnel and access ports in the same metro VLAN" (``_tunnel_out``, for tunnelled PDUs arriving tagged on a
+    trunk). Approximations of OVS: the protocol is known from destination and EtherType only (CDP, VTP, PAgP and
+    UDLD share 01:00:0c:cc:cc:cc and the 802.3 LLC class: tunnelling one of them tunnels all four here), two
+    tunnel ports of one VLAN on the same switch exchange tunnelled PDUs through NORMAL unrestored, and a trunk whose
+    native VLAN is the tunnel VLAN gets no copy of a tunnelled PDU from another trunk.
+
+    Args:
+        ports: ``{ovs port: state}`` of every mapped port (:func:`desired_ovs_ports`).
+
+    Returns:
+        Flow lines in a stable order ([] when no port tunnels anything).
+    """
+    out = []
+    for name in sorted(ports):
+        if ports[name].get("l2pt"):
+            out += _tunnel_in(name, ports[name]["l2pt"])
+    vids = sorted({st["tag"] for st in ports.values() if st.get("l2pt")})
+    for vid in vids:
+        access = {n: st for n, st in ports.items() if st["vlan_mode"] != "native-untagged" and st["tag"] == vid}
+        for trunk in sorted(n for n, st in ports.items() if _carries_tagged(st, vid)):
+            others = {n: ports[n] for n in sorted(ports) if n != trunk and (n in access or
+                                                                           _carries_tagged(ports[n], vid))}
+            out += _tunnel_out(trunk, vid, others, ports)
+    return out
+
+
+def l2pt_bundle(flows: list[str]) -> str:
+    """``ovs-ofctl --bundle add-flows`` input replacing every :data:`L2PT_COOKIE` flow with ``flows`` (one atomic
+    OpenFlow 1.4 bundle: ``delete`` then ``add`` lines, ovs-ofctl(8) "add-flows")."""
+    return "".join([f"delete cookie={L2PT_COOKIE:#x}/-1\n"] + [f"add {f}\n" for f in flows])
 
 
 #: cookie of the lab switch's no-MAC-learning flows ("NOLR"): replaced as a whole, the NORMAL flow is left alone
@@ -186,9 +288,10 @@ class OvsSync:
         db: OVSDB remote (``unix:/path/db.sock``).
         run: runs an argv and returns ``(returncode, stderr text)``; blocking (called off-reactor).
         on_change: called with the state dict after every successful apply or new error.
-        bridge: the OVS bridge of the mapped ports: with it a shut-down port's link is taken down (``ovs-ofctl
-            mod-port ... down``: the host loses carrier) and VLANs without MAC learning get their flows
-            (:func:`learning_flows`), both through ``<rundir of db>/<bridge>.mgmt``.
+        bridge: the OVS bridge of the mapped ports: with it the Layer 2 protocol tunnelling flows
+            (:func:`l2pt_flows`) and the flows of VLANs without MAC learning (:func:`learning_flows`) are kept in
+            line, and a shut-down port's link is taken down (``ovs-ofctl mod-port ... down``: the host loses
+            carrier), all through ``<rundir of db>/<bridge>.mgmt``.
     """
 
     def __init__(self, switch_configuration, port_map: dict[str, str], db: str,
@@ -198,6 +301,7 @@ class OvsSync:
         self.run = run or _run
         self.on_change = on_change or (lambda state: None)
         self.bridge = bridge
+        self.flows: list[str] = []              # L2PT flows last written (l2pt_flows)
         self.learning: list[str] = []           # no-learning flows last written (learning_flows)
         self.applied: dict[str, dict] = {}
         self.vlan_limit: int | None = None       # last vlan-limit written (None: not yet)
@@ -223,7 +327,7 @@ class OvsSync:
             self.error = None
             log.info("ovs: applied %s", json.dumps(changes, sort_keys=True))
             self.on_change(self.state())
-            return self.sync_learning()
+            return self.sync_flows() and self.sync_learning()
         msg = (err.strip().splitlines() or [f"exit status {rc}"])[-1]
         if msg != self.error:
             log.error("ovs: ovs-vsctl failed (will retry): %s", msg)
@@ -266,15 +370,39 @@ class OvsSync:
         log.error("ovs: ovs-ofctl add-flows failed (will retry): %s", err.strip())
         return False
 
+    def flows_pending(self) -> bool:
+        """The L2PT flows the applied port states need differ from those last written (only with ``bridge``)."""
+        return self.bridge is not None and l2pt_flows(self.applied) != self.flows
+
+    def sync_flows(self) -> bool:
+        """Write the L2PT flows of the applied port states in one OpenFlow bundle when they changed (blocking;
+        ``ovs-ofctl --bundle add-flows``: delete this cookie's flows, add the new ones). Returns True on success."""
+        if not self.flows_pending():
+            return True
+        flows = l2pt_flows(self.applied)
+        target = f"unix:{Path(self.db.removeprefix('unix:')).parent / f'{self.bridge}.mgmt'}"
+        rc, _, err = run_quiet(["ovs-ofctl", "-O", "OpenFlow14", "--bundle", "add-flows", target, "-"], timeout=15,
+                               stdin=l2pt_bundle(flows))
+        if rc == 0:
+            self.flows = flows
+            log.info("ovs: %d L2PT flows on %s", len(flows), self.bridge)
+            return True
+        msg = (err.strip().splitlines() or [f"exit status {rc}"])[-1]
+        if msg != self.error:
+            log.error("ovs: ovs-ofctl failed (will retry): %s", msg)
+            self.error = msg
+            self.on_change(self.state())
+        return False
+
     def tick(self):
         """Reactor callback: compute pending changes, apply them in a thread. Returns a Deferred or None."""
         if self.busy:
             return None
         changes = self.pending()
-        if not changes and self.learning_pending():
+        if not changes and (self.flows_pending() or self.learning_pending()):
             from twisted.internet import threads
             self.busy = True
-            d = threads.deferToThread(self.sync_learning)
+            d = threads.deferToThread(lambda: self.sync_flows() and self.sync_learning())
             d.addBoth(lambda r: (setattr(self, "busy", False), r)[1])
             return d
         if not changes:
@@ -282,7 +410,7 @@ class OvsSync:
         from twisted.internet import threads
 
         self.busy = True
-        d = threads.deferToThread(self.apply, changes)
+        d = threads.deferToThread(self.apply, changes) if changes else threads.deferToThread(self.sync_flows)
 
         def done(result):
             self.busy = False
@@ -315,8 +443,8 @@ class OvsSync:
         return rc, out
 
     def state(self) -> dict:
-        """JSON-able summary: applied port states, last error, number of transactions."""
-        return {"applied": self.applied, "error": self.error, "applies": self.applies}
+        """JSON-able summary: applied port states, last error, number of transactions, L2PT flows written."""
+        return {"applied": self.applied, "error": self.error, "applies": self.applies, "l2pt_flows": len(self.flows)}
 
 
 def run_quiet(argv: list[str], timeout: float, stdin: str | None = None) -> tuple[int, str, str]:

@@ -4,7 +4,7 @@ or, with ``--vendor eos``, one emulated Arista EOS switch (:mod:`harmless.emulat
 
 Run as ``python -m harmless.emulators.fakeswitch --hostname sw1 --listen-port 2201 --username admin
 --password-file F [--startup-config F] [--ovs-db unix:SOCK --bridge br-legacy --port-map JSON]
-[--sync-interval 0.3] [--platform 2960|3750] [--reject REGEX ...] [--drop-session-on REGEX ...]
+[--sync-interval 0.3] [--platform 2960|3750|me3750] [--reject REGEX ...] [--drop-session-on REGEX ...]
 [--minute-seconds S] [--log-file F] [--pid-file F] [--status-file F]``.
 
 Management plane (IOS): fake-switches' ``cisco_2960_24TT_L`` (FastEthernet0/1-24, GigabitEthernet0/1-2) over
@@ -56,9 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--drop-after", metavar="REGEX",
                    help="test-only fault injection (eos): drop the reply to the first request that ran a "
                         "command matching REGEX (a session lost mid-commit)")
-    p.add_argument("--platform", choices=("2960", "3750"), default="2960",
-                   help="Catalyst behaviour: 2960 = dot1q-only (no 'switchport trunk encapsulation'); "
-                        "3750 = ISL-capable (trunks need 'switchport trunk encapsulation dot1q' first)")
+    p.add_argument("--platform", choices=("2960", "3750", "me3750"), default="2960",
+                   help="Catalyst behaviour: 2960 = dot1q-only (no 'switchport trunk encapsulation', no "
+                        "l2protocol-tunnel); 3750 = ISL-capable (trunks need 'switchport trunk encapsulation dot1q' "
+                        "first), tunnels CDP/STP/VTP/LACP/PAgP/UDLD; me3750 = a 3750 Metro: as 3750, plus LLDP")
     p.add_argument("--session-port", metavar="INTERFACE",
                    help="ios: show users / show ip arp / show mac address-table say the management session arrives "
                         "on INTERFACE (a management station behind it)")

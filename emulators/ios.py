@@ -554,8 +554,13 @@ def _show_version(self):
     text = _enabled.version_text(hostname=self.switch_configuration.name,
                                  vlan_port_count=len(self.switch_configuration.get_vlan_ports()),
                                  port_count=len(self.switch_configuration.get_physical_ports()))
-    text = text.replace("WS-C3750G-24TS-1U", model).replace("C3750-IPSERVICESK9", "%s-%s" % (family, feature))
-    text = text.replace("C3750", family).replace("c3750-ipservicesk9", "%s-%s" % (family.lower(), feature.lower()))
+    marks = {"WS-C3750G-24TS-1U": "\0model\0", "C3750-IPSERVICESK9": "\0image\0",
+             "c3750-ipservicesk9": "\0file\0", "C3750": "\0family\0"}
+    for old, mark in marks.items():            # through marks: a family such as C3750ME contains C3750
+        text = text.replace(old, mark)
+    for mark, new in (("\0model\0", model), ("\0image\0", f"{family}-{feature}"),
+                      ("\0file\0", f"{family.lower()}-{feature.lower()}"), ("\0family\0", family)):
+        text = text.replace(mark, new)
     for line in text.splitlines():
         self.write_line(line)
 
@@ -699,12 +704,23 @@ PLATFORMS = {
     # platform: (model, software image family) as `show version` prints them
     "2960": ("WS-C2960-24TT-L", "C2960", "LANBASEK9"),
     "3750": ("WS-C3750G-24TS-1U", "C3750", "IPSERVICESK9"),
+    # Catalyst 3750 Metro, metro IP access image: ISL-capable standard ports ("The default encapsulation is
+    # negotiate", 3750 Metro command reference, switchport trunk) and LLDP tunnelling (l2protocol-tunnel, 12.2(58)SE)
+    "me3750": ("ME-C3750-24TE-M", "C3750ME", "I5K91"),
 }
+#: link-local protocols ``l2protocol-tunnel`` accepts per platform (the same documents as
+#: :data:`harmless.switch_drivers.ios.platforms.L2PT_PLATFORMS`): none on the 2960 (no Cisco document found says the
+#: Catalyst 2960 LAN Base/Lite tunnels, so the emulator has none), no LLDP on the 3750 (Catalyst 3750-X/3560-X guide:
+#: "does not support Layer 2 protocol tunneling for LLDP"), LLDP on the 3750 Metro from 12.2(58)SE (the emulated
+#: release is 12.2(58)SE2)
+L2PT_PROTOCOLS = {"2960": (), "3750": ("cdp", "stp", "vtp", "pagp", "lacp", "udld"),
+                  "me3750": ("cdp", "lldp", "stp", "vtp", "pagp", "lacp", "udld")}
 _state.update({"drop": [], "minute": 60.0})
 
 
 def set_platform(sc, platform: str) -> None:
-    """Make switch ``sc`` behave like a Catalyst ``platform`` (``"2960"`` dot1q-only, ``"3750"`` ISL-capable)."""
+    """Make switch ``sc`` behave like a Catalyst ``platform`` (``"2960"`` dot1q-only, ``"3750"`` ISL-capable,
+    ``"me3750"`` a 3750 Metro: ISL-capable and tunnelling LLDP too)."""
     if platform not in PLATFORMS:
         raise ValueError(f"unknown platform {platform!r} (known: {', '.join(PLATFORMS)})")
     sc._platform = platform
@@ -717,7 +733,7 @@ def get_platform(sc) -> str:
 
 def isl_capable(sc) -> bool:
     """True when the platform has ``switchport trunk encapsulation`` (and defaults to "negotiate")."""
-    return get_platform(sc) == "3750"
+    return get_platform(sc) in ("3750", "me3750")
 
 
 def set_drop_patterns(patterns: list[str]) -> None:
@@ -1336,7 +1352,7 @@ def if_do_no_switchport_ext(self, *args):
             return _invalid_here(self, "no switchport")
         port.mode, port.access_vlan, port.trunk_vlans, port.trunk_native_vlan = None, None, None, None
         port.trunk_encapsulation_mode = None
-        for k in ("voice", "psec", "nonegotiate"):
+        for k in ("voice", "psec", "nonegotiate", "l2pt", "l2pt_lines"):
             _vs(port).pop(k, None)
         _vs(port)["routed"] = True
         return None
@@ -1402,11 +1418,84 @@ def _interface_lines_ext(port, lines: list[str]) -> list[str]:
             ln = " channel-group %s mode %s" % (ln.split()[1], vs["channel_mode"])
         out.append(ln)
     extra = ([f" switchport voice vlan {vs['voice']}"] if vs.get("voice") else []) \
-        + [" " + ln for ln in vs.get("psec", [])] + [" " + ln for ln in vs.get("aaa", [])]
+        + [" " + ln for ln in vs.get("psec", [])] + [" " + ln for ln in vs.get("aaa", [])] + _l2pt_lines(port)
     if extra:
         idx = max((i for i, ln in enumerate(out) if ln.startswith(" switchport ")), default=len(out) - 1)
         out[idx + 1:idx + 1] = extra
     return out
+
+
+# ----------------------------------------------------------------------------- Layer 2 protocol tunnelling (#21)
+# ``l2protocol-tunnel [cdp|lldp|stp|vtp]`` and ``l2protocol-tunnel point-to-point [pagp|lacp|udld]`` on an access or
+# dot1q-tunnel port (Catalyst configuration guides, "Configuring Layer 2 Protocol Tunneling": "You can enable Layer 2
+# protocol tunneling on ports that are configured as access ports or tunnel ports. You cannot enable Layer 2 protocol
+# tunneling on ports configured in either switchport mode dynamic auto ... or dynamic desirable"); without a keyword
+# every protocol of that kind the platform has. One line per protocol in the running config, CDP/LLDP/STP/VTP first
+# (as a Catalyst prints them, e.g. "l2protocol-tunnel cdp" then "l2protocol-tunnel stp"); threshold lines are kept as
+# written. The data plane applies them (:func:`harmless.emulators.dataplane.l2pt_flows`).
+L2PT_P2MP = ("cdp", "lldp", "stp", "vtp")
+L2PT_P2P = ("pagp", "lacp", "udld")
+#: the emulator's wording (IOS refuses the command there; its exact text is not documented)
+L2PT_NOT_STATIC = "Command rejected: %s is not an access or 802.1Q tunnel port; Layer 2 protocol tunneling refused."
+
+
+def l2pt_protocols(port) -> tuple[str, ...]:
+    """The protocols ``port`` tunnels, in running-config order."""
+    have = _vs(port).get("l2pt", ())
+    return tuple(p for p in L2PT_P2MP + L2PT_P2P if p in have)
+
+
+def _l2pt_words(self, args) -> tuple[str, ...] | None:
+    """The protocols an ``l2protocol-tunnel [point-to-point] [protocol]`` line names on this platform; None when the
+    line is not valid input here."""
+    allowed = L2PT_PROTOCOLS[get_platform(self.switch_configuration)]
+    a = [x.lower() for x in args]
+    kind = L2PT_P2MP
+    if a[:1] == ["point-to-point"]:
+        kind, a = L2PT_P2P, a[1:]
+    if len(a) > 1 or (a and (a[0] not in kind or a[0] not in allowed)):
+        return None
+    return tuple(a) if a else tuple(p for p in kind if p in allowed)
+
+
+def if_do_l2protocol_tunnel(self, *args):
+    line = "l2protocol-tunnel " + " ".join(args)
+    if _l2_refused(self, line):
+        return None
+    if not L2PT_PROTOCOLS[get_platform(self.switch_configuration)]:
+        return _invalid_here(self, line)
+    a = [x.lower() for x in args]
+    if a[:1] in (["drop-threshold"], ["shutdown-threshold"]):
+        _put(_ordered(self.port, "l2pt_lines"), " ".join(["l2protocol-tunnel", *args]), len(args))
+        return None
+    protos = _l2pt_words(self, args)
+    if protos is None:
+        return _invalid_here(self, line)
+    if self.port.mode not in ("access", "dot1q-tunnel"):
+        return _refuse(self, L2PT_NOT_STATIC % self.port.name)
+    _vs(self.port)["l2pt"] = sorted(set(_vs(self.port).get("l2pt", ())) | set(protos))
+    return None
+
+
+def if_do_no_l2protocol_tunnel(self, *args):
+    a = [x.lower() for x in args]
+    if a[:1] in (["drop-threshold"], ["shutdown-threshold"]):
+        head = ["l2protocol-tunnel", *a[:-1]] if len(a) > 2 else ["l2protocol-tunnel", *a]
+        lines = _ordered(self.port, "l2pt_lines")
+        lines[:] = [ln for ln in lines if ln.lower().split()[:len(head)] != head]
+        return None
+    protos = _l2pt_words(self, args)
+    if protos is None:
+        return _invalid_here(self, "no l2protocol-tunnel " + " ".join(args))
+    _vs(self.port)["l2pt"] = sorted(set(_vs(self.port).get("l2pt", ())) - set(protos))
+    return None
+
+
+def _l2pt_lines(port) -> list[str]:
+    protos = l2pt_protocols(port)
+    return ([f" l2protocol-tunnel {p}" for p in protos if p in L2PT_P2MP]
+            + [f" l2protocol-tunnel point-to-point {p}" for p in protos if p in L2PT_P2P]
+            + [" " + ln for ln in _vs(port).get("l2pt_lines", [])])
 
 
 def aggregated_ports(sc) -> list:
@@ -1544,6 +1633,8 @@ def install_preflight_features() -> None:
     ConfigInterfaceCommandProcessor.do_no_switchport = if_do_no_switchport_ext
     ConfigInterfaceCommandProcessor.do_ip = if_do_ip
     ConfigInterfaceCommandProcessor.do_no_ip = if_do_no_ip
+    ConfigInterfaceCommandProcessor.do_l2protocol_tunnel = if_do_l2protocol_tunnel
+    ConfigInterfaceCommandProcessor.do_no_l2protocol_tunnel = if_do_no_l2protocol_tunnel
     for word, (do, undo) in _make_aaa_handlers().items():
         name = word.replace("-", "_")
         setattr(ConfigInterfaceCommandProcessor, f"do_{name}", do)

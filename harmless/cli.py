@@ -101,10 +101,12 @@ def _controller_line(sp, checks) -> str:
 
 def _print_plan(res) -> None:
     for sp in res.plan.switches:
+        tunnels = any(p.l2pt for p in sp.ports)      # link-local protocols the switch tunnels (docs/transparency.md)
         print_table(f"{sp.name}: {sp.bridge} (datapath id {sp.datapath_id}, {', '.join(sp.protocols)})",
-                    [Col("legacy port"), Col("OpenFlow port", "right"), Col("VID"), Col("trunk")],
+                    [Col("legacy port"), Col("OpenFlow port", "right"), Col("VID"), Col("trunk")]
+                    + ([Col("tunnelled")] if tunnels else []),
                     [[p.interface, str(p.ofport), f"{p.vid} (S-tag {sp.stag_tpid:#06x}, QinQ)" if p.qinq
-                      else str(p.vid), p.trunk] for p in sp.ports])
+                      else str(p.vid), p.trunk] + ([", ".join(p.l2pt) or "-"] if tunnels else []) for p in sp.ports])
         for line in _keep_notes(sp):
             out.print(line, highlight=False, markup=False)
         for tr in sp.trunks:
@@ -616,11 +618,17 @@ def lab():
 @click.option("--vtp-server", is_flag=True,
               help="ios: leave the switch in VTP server mode, the IOS default (plan/up then refuse it unless the "
                    "inventory says vtp: allow; docs/preflight.md); default: vtp mode transparent")
+@click.option("--platform", type=click.Choice(["2960", "3750", "me3750"]), default="2960", show_default=True,
+              help="ios: the emulated Catalyst: 2960 (dot1q-only, no Layer 2 protocol tunnelling), 3750 (tunnels "
+                   "CDP, STP, VTP, LACP, PAgP, UDLD), me3750 (a 3750 Metro: LLDP too)")
+@click.option("--l2pt", default="", metavar="PROTOCOLS",
+              help="for --inventory-out: link-local protocols the switch tunnels for every port, e.g. lldp or "
+                   "lldp,stp (docs/transparency.md; the platform must tunnel them)")
 @quiet_option()
 @json_option("the lab's switch, hosts and trunk as one JSON object")
 @handle_errors
 def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, tls_dir, server_netns, reject, vendor, vtp_server,
-               quiet, as_json):
+               platform, l2pt, quiet, as_json):
     """Start the lab: emulated switch sw1, its data plane, hosts on its access ports, trunk to this server."""
     _need_root()
     from harmless.errors import InputError
@@ -632,12 +640,15 @@ def lab_up_cmd(name, ssh_port, hosts, inventory_out, controller, tls_dir, server
         raise InputError("--hosts", f"{hosts!r} is not a comma-separated list of port numbers", "e.g. 7,8,10")
     info = topology.lab_up(topology.LabSpec(name=name, ssh_port=ssh_port, hosts=host_ports, reject=tuple(reject),
                                             server_netns=server_netns, vendor=vendor,
-                                            vtp_transparent=not vtp_server),
+                                            vtp_transparent=not vtp_server, platform=platform),
                            _progress(quiet or as_json))
     if inventory_out:
         import yaml
+        inv = topology.inventory(info, list(controller), tls=tls)
+        if l2pt:
+            inv["switches"][0]["l2pt"] = [x.strip() for x in l2pt.split(",") if x.strip()]
         with open(inventory_out, "w") as f:
-            yaml.safe_dump(topology.inventory(info, list(controller), tls=tls), f, sort_keys=False)
+            yaml.safe_dump(inv, f, sort_keys=False)
     if as_json:
         click.echo(json.dumps(info))
         return

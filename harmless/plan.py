@@ -22,6 +22,7 @@ from harmless.inventory import Inventory, Switch, Trunk, port_index
 from harmless.qos.model import PortQos
 from harmless.switch_drivers import devdiff
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
+from harmless.switch_drivers.l2pt import restore_groups
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class PortPlan:
             ``dot1x``, ``port_security``; what that means: :data:`harmless.preflight.KEEP_CONSEQUENCE`).
         qos: ingress policing / egress shaping of the port (inventory ``qos``, or a live ``harmless qos set``), or
             None (docs/qos.md).
+        l2pt: the link-local protocols the legacy switch tunnels for this port (inventory ``l2pt`` that the
+            device can tunnel; :mod:`harmless.switch_drivers.l2pt`); the translator restores their destination MAC.
     """
 
     interface: str
@@ -49,6 +52,7 @@ class PortPlan:
     qinq: bool = False
     keep: tuple[str, ...] = ()
     qos: PortQos | None = None
+    l2pt: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,9 @@ class SwitchPlan:
     max_backoff_ms: int = 1000
     inactivity_probe_ms: int = 5000
     tls: tuple[str, str, str] | None = None
+    #: the destination MAC the legacy switch gives tunnelled link-local PDUs on the trunk (Cisco/Junos
+    #: 01:00:0c:cd:cd:d0, which br-otc rewrites back and forth), None where they keep their own (Arista)
+    l2pt_mac: str | None = None
     #: what a controller's OFPPC_PORT_DOWN does beyond br-of (inventory ``openflow.port_down``): ``device`` shuts
     #: the legacy port too (the host loses its link), ``server`` blocks it on the server only (:mod:`harmless.portmod`)
     port_down: str = "device"
@@ -103,7 +110,7 @@ class SwitchPlan:
         return any(p.qinq for p in self.ports)
 
     def access_changes(self) -> list[AccessPortChange]:
-        return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq, no_learning=self.mac_learning_off)
+        return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq, p.l2pt, no_learning=self.mac_learning_off)
                 for p in self.ports]
 
     def trunk_changes(self) -> list[TrunkChange]:
@@ -130,15 +137,15 @@ class Plan:
             sws.append(SwitchPlan(
                 name=s["name"], bridge=s["bridge"], datapath_id=s["datapath_id"], protocols=tuple(s["protocols"]),
                 controllers=tuple(s["controllers"]),
-                ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ())), "qos": PortQos.from_dict(p.get("qos"))})
-                            for p in s["ports"]),
+                ports=tuple(PortPlan(**{**p, "keep": tuple(p.get("keep", ())), "l2pt": tuple(p.get("l2pt", ())),
+                                        "qos": PortQos.from_dict(p.get("qos"))}) for p in s["ports"]),
                 trunks=tuple(TrunkPlan(t["switch_port"], t["server_interface"], t["type"],
                                        tuple(tuple(o) for o in t["options"]), tuple(t["vids"]),
                                        t.get("shared", False), t.get("bring_up", False)) for t in s["trunks"]),
                 stag_tpid=s.get("stag_tpid", 0x8100), index=s.get("index", 0),
                 max_backoff_ms=s.get("max_backoff_ms", 1000), inactivity_probe_ms=s.get("inactivity_probe_ms", 5000),
-                tls=tuple(s["tls"]) if s.get("tls") else None, port_down=s.get("port_down", "device"),
-                mac_learning_off=s.get("mac_learning_off", False)))
+                tls=tuple(s["tls"]) if s.get("tls") else None, l2pt_mac=s.get("l2pt_mac"),
+                port_down=s.get("port_down", "device"), mac_learning_off=s.get("mac_learning_off", False)))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
@@ -323,14 +330,124 @@ def _choose_vids(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, po
     return chosen, out
 
 
-def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str, int]) -> tuple[PortPlan, ...]:
-    """The plan of each access port (in ``ports`` order): device spelling, OpenFlow port, VID, trunk, VLAN name."""
+#: what tunnelling a protocol costs on the legacy switch's port (plan's notes l2pt-stp, l2pt-lacp; docs/transparency.md)
+L2PT_CONSEQUENCE = {
+    "stp": "the legacy switch no longer receives BPDUs from the host on {ports}: a loop through that host is not "
+           "blocked by the legacy switch's spanning tree (the controller's pipeline must handle it)",
+    "lacp": "LACP/PAgP/UDLD are tunnelled point to point on {ports}: the host bundles with whatever the controller "
+            "answers, and a tunnel that reaches more than one port can break the bundle (Cisco: \"only intended to "
+            "emulate a point-to-point topology\")",
+}
+
+
+def _l2pt_where(sw: Switch, aps: list, where: str) -> str:
+    """The inventory field that asks ``aps`` (access ports) to tunnel: one port's own ``l2pt``, else the switch's
+    ``l2pt`` when none of them sets its own, else ``access_ports``."""
+    if len(aps) == 1 and aps[0].l2pt is not None:
+        return f"{where}.access_ports[{sw.access_ports.index(aps[0])}].l2pt"
+    return f"{where}.l2pt" if all(p.l2pt is None for p in aps) else f"{where}.access_ports"
+
+
+def _l2pt_findings(sw: Switch, wanted: dict, caps: Capabilities, model: str, where: str) -> list[Finding]:
+    """``plan``'s findings on link-local protocols (``wanted``: access port as the device spells it -> ``(inventory
+    AccessPort, protocols it asks for)``): the operator's caveat and an unknown platform (warnings), what the device
+    cannot tunnel (one warning per set of protocols, naming all its ports), and what tunnelling costs (one note per
+    cost, naming all its ports; :data:`L2PT_CONSEQUENCE`)."""
+    def finding(severity: str, kind: str, aps: list, problem: str) -> Finding:
+        return Finding(severity=severity, kind=kind, where=_l2pt_where(sw, aps, where), problem=problem,
+                       switch=sw.name, port=aps[0].interface if len(aps) == 1 else None)
+    asking = [ap for ap, w in wanted.values() if w]
+    out, platform = [], model or sw.driver
+    if caps.l2pt_caveat and any(x for _, w in wanted.values() for x in w if caps.l2pt is None or x in caps.l2pt):
+        out.append(finding("warning", "l2pt-caveat", asking, f"{sw.name}: {caps.l2pt_caveat}"))
+    if caps.l2pt is None and asking:
+        out.append(finding("warning", "l2pt-capability-unknown", asking, f"{sw.name}: cannot tell which link-local "
+                           f"protocols {platform} tunnels: the device rejects at commit any it cannot (up then "
+                           "changes nothing)"))
+    missing: dict[tuple[str, ...], list[str]] = {}          # protocols the device cannot tunnel -> ports
+    for iface, (_, want) in wanted.items():
+        lost = tuple(x for x in want if caps.l2pt is not None and x not in caps.l2pt)
+        if lost:
+            missing.setdefault(lost, []).append(iface)
+    for lost, ifaces in missing.items():
+        out.append(finding("warning", "l2pt-unsupported", [wanted[i][0] for i in ifaces],
+                           f"{sw.name} {', '.join(ifaces)}: {', '.join(lost)} will not be transparent: {platform} "
+                           f"cannot tunnel {'it' if len(lost) == 1 else 'them'}"
+                           + (f" ({caps.l2pt_source})" if caps.l2pt_source else "")))
+    for key, protos in (("stp", ("stp",)), ("lacp", ("lacp", "pagp", "udld"))):
+        ifaces = [i for i, (_, w) in wanted.items() if set(w) & set(protos) and (caps.l2pt is None or
+                                                                                 set(protos) & set(caps.l2pt))]
+        if ifaces:
+            out.append(finding("note", f"l2pt-{key}", [wanted[i][0] for i in ifaces],
+                               f"{sw.name}: " + L2PT_CONSEQUENCE[key].format(ports=", ".join(ifaces))))
+    return out
+
+
+def _dropped_tunnels(sw: Switch, ports: list, spell: dict[str, str], out: dict[str, tuple[str, ...]],
+                     facts: DeviceFacts, caps: Capabilities, where: str) -> list[Finding]:
+    """A warning for each port that tunnels protocols now (port model ``l2pt``) that the migration does not keep,
+    with the inventory text that keeps them (none when the translator could not tell them apart from what the port
+    tunnels: :func:`~harmless.switch_drivers.l2pt.restore_groups`)."""
+    if facts.port_model is None:
+        return []
+    found = []
+    for p in ports:
+        now = facts.port_model.port(spell[p.interface])
+        lost = [x for x in (now.l2pt if now else ()) if x not in out[p.interface]]
+        if not lost:
+            continue
+        keep = [*out[p.interface], *lost]
+        form, fix = preflight.port_form(p, l2pt=keep), ""
+        try:
+            if caps.l2pt_mac is not None:
+                restore_groups(tuple(keep))
+            fix = f"to keep it, write the port as {form}"
+        except ValueError as e:
+            form, fix = None, f"it cannot keep both ({e}): leave it, or tunnel {', '.join(lost)} instead"
+        found.append(Finding(severity="warning", kind="l2pt-dropped", where=_l2pt_where(sw, [p], where),
+                             problem=f"{sw.name} {spell[p.interface]} tunnels {', '.join(lost)} now; migrated it will "
+                             "not (HARMLESS sets exactly the port's l2pt)", fix=fix, inventory=form, switch=sw.name,
+                             port=p.interface))
+    return found
+
+
+def _l2pt(sw: Switch, ports: list, spell: dict[str, str], caps: Capabilities, facts: DeviceFacts,
+          where: str) -> tuple[dict[str, tuple[str, ...]], list[Finding]]:
+    """Which link-local protocols the device tunnels per access port (inventory spelling -> names), with the
+    findings: the inventory's ``l2pt`` that the device can tunnel is planned (all of it when the driver cannot
+    tell); what it cannot, what tunnelling costs and tunnels the port has now that the migration drops are warnings
+    and notes (:func:`_l2pt_findings`, :func:`_dropped_tunnels`); a port whose tunnelled PDUs the translator could
+    not tell apart (``stp`` with a Cisco LLC protocol on a device that rewrites their destination,
+    :func:`~harmless.switch_drivers.l2pt.restore_groups`) is a refusal (``l2pt-ambiguous``), one per port.
+    """
+    out, wanted, found = {}, {}, []
+    for p in ports:
+        want = sw.l2pt_of(p)
+        wanted[spell[p.interface]] = (p, want)
+        out[p.interface] = tuple(x for x in want if caps.l2pt is None or x in caps.l2pt)
+        if caps.l2pt_mac is None:
+            continue
+        try:
+            restore_groups(out[p.interface])
+        except ValueError as e:
+            found.append(_refusal("l2pt-ambiguous", _l2pt_where(sw, [p], where), sw, p.interface,
+                                  f"{sw.name} {p.interface}: {e}",
+                                  "tunnel either stp or the Cisco protocols (cdp, vtp, pagp, udld) on one port"))
+    return out, found + _l2pt_findings(sw, wanted, caps, facts.model, where) + _dropped_tunnels(
+        sw, ports, spell, out, facts, caps, where)
+
+
+def _port_plans(sw: Switch, ports: list, spell: dict[str, str], chosen: dict[str, int],
+                l2pt: dict[str, tuple[str, ...]] | None = None) -> tuple[PortPlan, ...]:
+    """The plan of each access port (in ``ports`` order): device spelling, OpenFlow port, VID, trunk, VLAN name,
+    tunnelled link-local protocols (``l2pt``: inventory spelling -> names)."""
     trunk_of = {sw.canonical(t.switch_port): spell[t.switch_port] for t in sw.trunks}
     default_trunk = spell[sw.trunks[0].switch_port]
+    l2pt = l2pt or {}
     return tuple(
         PortPlan(spell[p.interface], n, chosen[p.interface],
                  trunk_of[sw.canonical(p.trunk)] if p.trunk else default_trunk, vlan_name(sw.name, n), p.qinq,
-                 tuple(p.keep), PortQos.from_settings(p.qos))
+                 tuple(p.keep), PortQos.from_settings(p.qos), l2pt.get(p.interface, ()))
         for p in ports for n in [sw.ofport_of(p)])
 
 
@@ -362,25 +479,29 @@ def switch_plan_findings(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | 
                          caps: Capabilities | None = None, index: int = 0
                          ) -> tuple[SwitchPlan | None, list[Finding]]:
     """Plan one switch and collect every finding on the way (pure): capabilities, preflight of every port and
-    trunk, spellings and OpenFlow port numbers, the VID choice and its guards, the trunks' load.
+    trunk, spellings and OpenFlow port numbers, the link-local protocols each port tunnels (:func:`_l2pt`), the VID
+    choice and its guards, the trunks' load.
 
     Returns:
         ``(plan, findings)``; the plan is None when any finding is a refusal. Ports that cannot be planned at all
         (unknown interface, no OpenFlow port number) are left out of the VID choice, so the others still get
         their VID checks.
     """
-    tpid, findings = capability_findings(sw, caps or Capabilities(), where)
+    caps = caps or Capabilities()
+    tpid, findings = capability_findings(sw, caps, where)
     ours = frozenset(set().union(*_ours(facts, previous)))
     findings += preflight.facts_findings(sw, facts, where, ours)
     spell, more = _spellings(sw, facts, where)
     findings += more
     ports = sorted((p for p in sw.access_ports if p.interface in spell), key=sw.ofport_of)
+    l2pt, more = _l2pt(sw, ports, spell, caps, facts, where)
+    findings += more
     chosen, more = _choose_vids(sw, facts, previous, ports, where)
     findings += more
     findings = _dedup(findings)
     if any(f.severity == "refusal" for f in findings):
         return None, findings
-    port_plans = _port_plans(sw, ports, spell, chosen)
+    port_plans = _port_plans(sw, ports, spell, chosen, l2pt)
     trunks = _trunk_plans(sw, facts, spell, port_plans)
     if facts.port_model is not None:
         ports_of = {t.switch_port: [pp.interface for pp in port_plans if pp.trunk == spell[t.switch_port]]
@@ -392,7 +513,8 @@ def switch_plan_findings(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | 
     port_down, down = port_down_plan(sw, caps or Capabilities(), facts.model, where)
     return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(of.versions), tuple(of.controllers),
                       port_plans, trunks, tpid, index, max_backoff_ms=of.max_backoff_ms,
-                      inactivity_probe_ms=of.inactivity_probe_ms, tls=tls, port_down=port_down,
+                      inactivity_probe_ms=of.inactivity_probe_ms, tls=tls,
+                      l2pt_mac=caps.l2pt_mac if any(pp.l2pt for pp in port_plans) else None, port_down=port_down,
                       mac_learning_off=learning_off), findings + more + down
 
 
@@ -447,12 +569,14 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
         previous: this switch's plan from the last ``up`` (for stable VIDs), or None.
         where: ``"<file>: switches[i]"`` for error messages.
         caps: the driver's capabilities for this device; QinQ ports are refused without them (see
-            :func:`capability_findings`).
+            :func:`capability_findings`), and only the link-local protocols it can tunnel are planned (the rest
+            is a warning, :func:`switch_plan_findings`).
         index: the switch's 1-based position in the inventory (br-otc numbering).
 
     Raises:
         Refused: (an InputError) every refusal of :func:`switch_plan_findings`: unknown interface, OpenFlow port
-            collision, VID already in use, VID range exhausted, a feature the device cannot do, preflight.
+            collision, VID already in use, VID range exhausted, a feature the device cannot do, tunnelled
+            protocols the translator could not tell apart, preflight.
     """
     sp, findings = switch_plan_findings(sw, facts, previous, where, caps, index)
     raise_refusals(findings)

@@ -10,6 +10,11 @@ QinQ (802.1ad) ports use the same two flows: ``dl_vlan`` matches the OUTER tag (
 with the switch's S-tag TPID outside the C-tag. OVS parses the second tag only with
 ``Open_vSwitch:other_config:vlan-limit`` >= 2 (ovs-vswitchd.conf.db(5)), which :mod:`.bridges` sets for such plans.
 
+Link-local protocols a port has tunnelled (``PortPlan.l2pt``, docs/transparency.md): where the legacy switch rewrites
+their destination MAC to ``SwitchPlan.l2pt_mac`` (Cisco/Junos 01:00:0c:cd:cd:d0), two more flows per protocol class
+at priority 110 undo it on the way in and redo it on the way out (:func:`l2pt_flows`), so br-of and the host both see
+the real destination (01:80:c2:00:00:0e for LLDP, ...).
+
 The flows are :class:`harmless.openflow.Flow` objects (typed match and actions); ``bridges`` writes their
 :meth:`~harmless.openflow.Flow.to_ofctl` text into one OpenFlow bundle. Every OTC flow carries :data:`OTC_COOKIE`
 so HARMLESS's flows are recognisable in any dump.
@@ -19,9 +24,10 @@ is ``i*1000 + N``; the i-th switch's t-th trunk (0-based) is ``i*1000 + 900 + t`
 """
 from __future__ import annotations
 
-from harmless.openflow import (TPID_8021Q, Flow, match, meter_act, output_port, pop_vlan, push_vlan_act, set_queue,
-                               vid_present)
-from harmless.plan import Plan, SwitchPlan
+from harmless.openflow import (TPID_8021Q, Flow, match, meter_act, output_port, pop_vlan, push_vlan_act, set_field,
+                               set_queue, vid_present)
+from harmless.plan import Plan, PortPlan, SwitchPlan
+from harmless.switch_drivers.l2pt import restore_groups, tunnel_dsts
 
 #: "HARMLESS" in ASCII: the cookie of every translator flow.
 OTC_COOKIE = 0x4841524D4C455353
@@ -45,6 +51,42 @@ def patch_names(switch: str, ofport: int) -> tuple[str, str]:
     return f"otc-{switch}-p{ofport}", f"{switch}-p{ofport}"
 
 
+#: priority of the link-local rewrite flows (above the port's own two at 100)
+L2PT_PRIORITY = 110
+
+
+def l2pt_flows(p: PortPlan, tunnel_mac: str, trunk: int, patch: int, ingress: tuple, egress: tuple) -> list[Flow]:
+    """The rewrite flows of one port whose link-local protocols ``p.l2pt`` the legacy switch tunnels with
+    destination ``tunnel_mac`` (pure).
+
+    In (trunk, the port's VID, destination ``tunnel_mac``, EtherType of a protocol class): the port's own ingress
+    actions plus ``set_field`` of the real destination before the output to br-of. Which destination is given back
+    comes from the EtherType alone (:func:`~harmless.switch_drivers.l2pt.restore_groups`: 0x88cc LLDP
+    01:80:c2:00:00:0e, 0x8809 slow protocols 01:80:c2:00:00:02, 0x05ff the one LLC protocol of the port).
+    Out (from br-of, to a real destination of a tunnelled protocol): ``set_field`` of ``tunnel_mac`` before the port's
+    own egress actions, so the legacy switch's tunnel port restores it towards the host.
+
+    Args:
+        p: the port's plan (``l2pt`` non-empty).
+        tunnel_mac: the destination tunnelled PDUs carry on the trunk (``SwitchPlan.l2pt_mac``).
+        trunk, patch: the br-otc port numbers of the port's trunk and patch.
+        ingress: the port's actions before ``pop_vlan`` on the way in (its QoS meter), kept here.
+        egress: the port's actions on the way out after the rewrite (its queue, the push of its VID), kept here.
+
+    Raises:
+        ValueError: protocols the EtherType cannot tell apart (the planner refuses such a port before).
+    """
+    flows = []
+    for eth_type, dst, _names in restore_groups(p.l2pt):
+        flows.append(Flow(L2PT_PRIORITY, match(in_port=trunk, vlan_vid=vid_present(p.vid), eth_type=eth_type,
+                                               eth_dst=tunnel_mac),
+                          (*ingress, pop_vlan(), set_field(eth_dst=dst), output_port(patch)), OTC_COOKIE))
+    for dst, eth_type in tunnel_dsts(p.l2pt):
+        flows.append(Flow(L2PT_PRIORITY, match(in_port=patch, eth_type=eth_type, eth_dst=dst),
+                          (set_field(eth_dst=tunnel_mac), *egress, output_port(trunk)), OTC_COOKIE))
+    return flows
+
+
 def switch_flows(sp: SwitchPlan, index: int) -> list[Flow]:
     """The translator flows for one switch (``index`` 1-based position in the plan), all with :data:`OTC_COOKIE`."""
     tr_no = {t.switch_port: trunk_ofport(index, k) for k, t in enumerate(sp.trunks)}
@@ -58,8 +100,10 @@ def switch_flows(sp: SwitchPlan, index: int) -> list[Flow]:
         flows.append(Flow(100, match(in_port=trunk, vlan_vid=vid_present(p.vid)),
                           (*ingress, pop_vlan(), output_port(patch)), OTC_COOKIE))
         tpid = sp.stag_tpid if p.qinq else TPID_8021Q
-        flows.append(Flow(100, match(in_port=patch), (*egress, *push_vlan_act(p.vid, tpid), output_port(trunk)),
-                          OTC_COOKIE))
+        push = push_vlan_act(p.vid, tpid)
+        flows.append(Flow(100, match(in_port=patch), (*egress, *push, output_port(trunk)), OTC_COOKIE))
+        if p.l2pt and sp.l2pt_mac:
+            flows += l2pt_flows(p, sp.l2pt_mac, trunk, patch, ingress, egress + push)
     return flows
 
 

@@ -38,11 +38,20 @@ class Capabilities:
             ``(0x8100,)`` for Cisco dot1q-tunnel, ``(0x88a8, 0x8100)`` where the trunk's TPID is configurable
             (IEEE 802.1ad S-tag TPID is 0x88a8). Empty when ``qinq`` is False.
         link_state: ``link_states()`` is implemented (used for link-state mirroring to br-of).
+        l2pt: link-local protocols the device can tunnel through an access port's VLAN (names of
+            :data:`harmless.switch_drivers.l2pt.PROTOCOLS`); None = the driver cannot tell for this model (the
+            device itself rejects what it cannot do, at commit).
+        l2pt_mac: the destination MAC tunnelled PDUs carry on the trunk (:data:`~.l2pt.TUNNEL_MAC` on Cisco and
+            Junos, which rewrite it), or None where they keep their own (Arista's L2 protocol forwarding).
+        l2pt_source: the vendor document the protocol list comes from (for ``plan``'s ``l2pt-unsupported`` warning).
+        l2pt_caveat: what the operator must check for tunnelling to work that HARMLESS does not configure (a
+            ``plan`` warning, ``l2pt-caveat``, whenever a port tunnels something), '' when nothing.
         port_admin: :meth:`SwitchDriver.render_port_admin` is implemented and ``restore`` gives such a change back
             exactly (a controller's port-down shuts the legacy port, :mod:`harmless.portmod`).
         mac_learning_off: the device can turn MAC learning off for HARMLESS's VLANs (None: unknown, e.g. offline
-            without the probe); the render does it for changes with ``no_learning``. ``mac_learning_scope``: ``vlan`` (per VLAN) or ``port`` (per interface, on the
-            access ports and trunks: only where a trunk carries HARMLESS's VLANs alone, i.e. not ``shared``).
+            without the probe); the render does it for changes with ``no_learning``. ``mac_learning_scope``:
+            ``vlan`` (per VLAN) or ``port`` (per interface, on the access ports and trunks: only where a trunk
+            carries HARMLESS's VLANs alone, i.e. not ``shared``).
             ``mac_learning_source``: where that was learned (a probe, the vendor's documentation).
     """
 
@@ -52,6 +61,10 @@ class Capabilities:
     lag: bool = False
     stag_tpids: tuple[int, ...] = ()
     link_state: bool = False
+    l2pt: tuple[str, ...] | None = ()
+    l2pt_mac: str | None = None
+    l2pt_source: str = ""
+    l2pt_caveat: str = ""
     port_admin: bool = False
     mac_learning_off: bool | None = False
     mac_learning_scope: str = "vlan"
@@ -110,12 +123,16 @@ class AccessPortChange:
     With ``qinq`` the port becomes an 802.1ad customer port instead (Cisco/Arista ``switchport mode dot1q-tunnel``,
     Junos ``input-vlan-map push``): every frame, tagged by the customer or not, gets the outer S-tag ``vid`` on the
     trunk and customer C-tags pass through untouched. Only for drivers with ``capabilities.qinq``.
+
+    ``l2pt`` names the link-local protocols the device tunnels for the port (:mod:`.l2pt`; ``()``: none, and any
+    tunnelling the port had before is removed).
     """
 
     interface: str
     vid: int
     vlan_name: str
     qinq: bool = False
+    l2pt: tuple[str, ...] = ()
     #: turn MAC learning off for this port's VLAN (or on the port, where the device does it per port); only for
     #: drivers with ``capabilities.mac_learning_off``
     no_learning: bool = False

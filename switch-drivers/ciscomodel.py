@@ -35,11 +35,13 @@ from dataclasses import dataclass, replace
 from ciscoconfparse2 import CiscoConfParse
 
 from harmless.switch_drivers.base import PortVlanState
+from harmless.switch_drivers.l2pt import PROTOCOLS
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 from harmless.switch_drivers.switchport import allowed_line_problem, fold_allowed
 from harmless.switch_drivers.vids import parse_vid_ranges
 
-__all__ = ["Dialect", "block_children", "build_model", "global_lines", "port_states_from_model"]
+__all__ = ["L2PT_LINE", "Dialect", "block_children", "build_model", "global_lines", "l2pt_of_lines",
+           "port_states_from_model"]
 
 #: interfaces that are never switch ports (SVIs, loopbacks, tunnels, virtual interfaces)
 _LOGICAL = re.compile(r"^(vlan|loopback|tunnel|null|bvi|bdi|dialer|virtual-|vxlan|recirc|nve|cellular|async)", re.I)
@@ -48,6 +50,10 @@ _MGMT_NAME = re.compile(r"^(management\d|mgmt\d|mgmteth|(fastethernet|gigabiteth
 #: VRFs that hold a management port (IOS-XE ``Mgmt-vrf``, ISR ``Mgmt-intf``, EOS ``MGMT``)
 _MGMT_VRF = re.compile(r"^(ip )?vrf forwarding (mgmt\S*|management)$|^vrf (mgmt\S*|management)$", re.I)
 _DOT1X = re.compile(r"^(dot1x|authentication|mab|access-session|service-policy type control subscriber)\b")
+#: IOS ``l2protocol-tunnel [point-to-point] [protocol]`` (Catalyst command references, ``l2protocol-tunnel``: without a
+#: keyword CDP, STP and VTP, or with ``point-to-point`` PAgP, LACP and UDLD); thresholds and CoS stay ``unparsed``
+L2PT_LINE = re.compile(r"^l2protocol-tunnel(?: (point-to-point))?(?: (cdp|stp|vtp|lldp|pagp|lacp|udld))?$")
+_L2PT_BARE = {None: ("cdp", "stp", "vtp"), "point-to-point": ("pagp", "lacp", "udld")}
 
 
 @dataclass(frozen=True)
@@ -144,9 +150,21 @@ def _switched(name: str, lines: list[str], dialect: Dialect, router: bool, defau
     return True
 
 
+def l2pt_of_lines(lines: Iterable[str]) -> tuple[str, ...]:
+    """The link-local protocols an interface's IOS ``l2protocol-tunnel`` lines tunnel, in
+    :data:`harmless.switch_drivers.l2pt.PROTOCOLS` order (pure; lines whitespace-normalised)."""
+    got: set[str] = set()
+    for ln in lines:
+        if m := L2PT_LINE.match(ln):
+            got.update((m.group(2),) if m.group(2) else _L2PT_BARE[m.group(1)])
+    return tuple(p for p in PROTOCOLS if p in got)
+
+
 def _understood(ln: str, mode_known: bool) -> bool:
     """Lines the model represents (everything else goes to ``unparsed``)."""
     if ln in ("shutdown", "no shutdown", "switchport", "no switchport", "no switchport mode"):
+        return True
+    if L2PT_LINE.match(ln):
         return True
     if ln.startswith(("description ", "source template ", "channel-group ", "channel-protocol ",
                       "stackwise-virtual link ", "switch virtual link ")):
@@ -284,7 +302,7 @@ def _port_info(name: str, lines: list[str], mode: str, mgmt: bool, vlans: set[in
     unparsed = tuple(ln if not (why := allowed_line_problem(ln)) else f"{ln} ({why})"
                      for ln in lines if not _understood(ln, mode != "unknown"))
     return PortInfo(interface=name, mode=mode, allowed_vids=allowed, is_lag=_lag_number(name) is not None,
-                    management=mgmt, unparsed=unparsed, **st)
+                    management=mgmt, unparsed=unparsed, l2pt=l2pt_of_lines(lines), **st)
 
 
 def build_model(config_text: str, dialect: Dialect, *, router: bool = False, default_routed: bool = False,

@@ -6,7 +6,7 @@ text, and ``harmless ports --json`` prints :meth:`SwitchModel.to_json_dict` (the
 
     {"vtp_mode": "server"|"client"|"transparent"|"off"|null, "vlans": [every VID defined or referenced],
      "ports": [{"interface", "mode", "access_vid", "native_vid", "allowed_vids", "lag", "voice_vid", "dot1x",
-                "port_security", "shutdown", "unparsed", ...}]}
+                "port_security", "shutdown", "unparsed", ..., "l2pt" (only when the port tunnels protocols)}]}
 
 Defaults are those the OS applies (IOS: access VLAN 1, trunk native 1, a switchport without ``switchport mode`` is
 ``dynamic``; EOS honours ``switchport default mode routed``; Junos resolves VLAN names to IDs; ProCurve derives modes
@@ -46,6 +46,9 @@ class PortInfo:
         shutdown: administratively down.
         management: the OS's management interface (``Gi0/0``/``Management1``/``fxp0``/``em0``/``me0``).
         description: the port description, None if none.
+        l2pt: link-local protocols the switch tunnels for the port (IOS ``l2protocol-tunnel``, EOS
+            ``l2-protocol forwarding profile``, Junos ``layer2-control mac-rewrite``; names of
+            :data:`harmless.switch_drivers.l2pt.PROTOCOLS`), in that table's order.
         unparsed: lines of the port's config the model does not understand (kept verbatim, whitespace-normalised).
     """
 
@@ -64,13 +67,18 @@ class PortInfo:
     management: bool = False
     description: str | None = None
     unparsed: tuple[str, ...] = ()
+    l2pt: tuple[str, ...] = ()
 
     def to_json_dict(self) -> dict:
-        """JSON-able dict (tuples become lists)."""
+        """JSON-able dict (tuples become lists); ``l2pt`` only on a port that tunnels something."""
         d = asdict(self)
         if isinstance(d["allowed_vids"], tuple):
             d["allowed_vids"] = list(d["allowed_vids"])
         d["unparsed"] = list(d["unparsed"])
+        if d["l2pt"]:
+            d["l2pt"] = list(d["l2pt"])
+        else:
+            del d["l2pt"]
         return d
 
 

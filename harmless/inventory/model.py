@@ -19,10 +19,25 @@ OF_VERSIONS = ("OpenFlow10", "OpenFlow11", "OpenFlow12", "OpenFlow13", "OpenFlow
 NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,8}$")   # br-of-<name> must fit a 15-character interface name
 #: OpenFlow's IANA port (RFC-less, IANA "openflow" 6653/tcp); OVS uses it when a tcp:/ssl: target gives none
 OPENFLOW_PORT = 6653
+#: link-local protocols an access port may have tunnelled by the legacy switch (``l2pt``; their addresses and how the
+#: translator restores them: :mod:`harmless.switch_drivers.l2pt`, docs/transparency.md)
+L2ptProtocol = Literal["lldp", "stp", "cdp", "vtp", "lacp", "pagp", "udld"]
+L2PT_HELP = ("link-local protocols the legacy switch tunnels through the port's VLAN (Layer 2 protocol tunnelling) so "
+             "that their frames reach br-of, and the controller's reach the host, with their real destination MAC; "
+             "the legacy switch then no longer runs them on the port (no LLDP/CDP neighbour there, no BPDU from the "
+             "host); see docs/transparency.md")
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _unique(v: list | None, field: str) -> list | None:
+    """A list field without repeats (``l2pt: [lldp, lldp]`` is a typo worth naming)."""
+    if v is not None and len(set(v)) != len(v):
+        twice = next(x for x in v if v.count(x) > 1)
+        raise ValueError(f"{twice} is listed twice in {field}; list each protocol once")
+    return v
 
 
 def _int_name(v):
@@ -84,6 +99,9 @@ class AccessPort(_Model):
     ``keep`` lists port features the switch keeps running on the migrated port (``voice``: the voice VLAN;
     ``dot1x``: 802.1X/MAB; ``port_security``); without it a port that has one is refused by preflight
     (see docs/preflight.md for what each means for a phone or a supplicant on a migrated port).
+
+    ``l2pt`` lists the link-local protocols the legacy switch tunnels for this port (``[lldp]``, ``[lldp, stp]``,
+    ...; ``[]`` none); unset, the switch's ``l2pt`` applies (docs/transparency.md).
     """
 
     interface: str
@@ -93,8 +111,10 @@ class AccessPort(_Model):
     qinq: bool = False
     keep: list[Literal["voice", "dot1x", "port_security"]] = Field(default_factory=list)
     qos: QosSettings | None = Field(None, description="per-port ingress policing / egress shaping (docs/qos.md)")
+    l2pt: list[L2ptProtocol] | None = Field(None, description=L2PT_HELP + "; unset: the switch's l2pt")
 
     _names = field_validator("interface", "trunk", mode="before")(lambda v: _int_name(v))
+    _l2pt = field_validator("l2pt")(lambda v: _unique(v, "l2pt"))
 
 
 class TlsSettings(_Model):
@@ -166,6 +186,10 @@ class Switch(_Model):
     oversubscription_limit: float | None = Field(None, ge=1, le=1000, description=(
         "most summed speed of a trunk's migrated ports per unit of the trunk's speed before plan warns; default 12 "
         "(the HARMLESS paper's 12 access ports per trunk, Sec. III)"))
+    l2pt: list[L2ptProtocol] = Field(default_factory=list, description=L2PT_HELP + "; for every access port that "
+                                     "sets no l2pt of its own")
+
+    _l2pt = field_validator("l2pt")(lambda v: _unique(v, "l2pt"))
     mac_learning: Literal["off", "on"] = Field("off", description=(
         "MAC learning in HARMLESS's VLANs: off (default, where the platform can: a frame the controller sends back "
         "out of its in-port reaches the other hosts behind that port; plan notes a switch that cannot) or on (left "
@@ -245,6 +269,10 @@ class Switch(_Model):
             ValueError: no number can be derived from the name (validation refuses such inventories).
         """
         return port.ofport if port.ofport is not None else names.default_ofport(self.driver, port.interface)
+
+    def l2pt_of(self, port: "AccessPort") -> tuple[str, ...]:
+        """The link-local protocols tunnelled for ``port``: its own ``l2pt``, else the switch's."""
+        return tuple(self.l2pt if port.l2pt is None else port.l2pt)
 
     def password(self, where: str = "") -> str:
         """Resolve the secret reference (:func:`harmless.inventory.secrets.resolve_password`). Raises InputError

@@ -75,7 +75,8 @@ class LabSpec:
         extra_config: more startup config in the vendor's syntax, appended (e.g. other trunks with allowed-VLAN
             lists, native VLANs, descriptions: what real configs have).
         vtp_transparent: IOS: start with ``vtp mode transparent`` (False: the IOS default, VTP server).
-        platform: IOS: the emulated Catalyst (``2960`` dot1q-only, ``3750`` ISL-capable with routed ports).
+        platform: IOS: the emulated Catalyst (``2960`` dot1q-only, ``3750`` ISL-capable with routed ports and Layer 2
+            protocol tunnelling, ``me3750`` a 3750 Metro that tunnels LLDP too).
         session_port: IOS: the interface the management session appears to arrive on (``show users`` etc.).
     """
 

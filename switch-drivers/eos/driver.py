@@ -28,9 +28,22 @@ import re
 
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.eos import parse
-from harmless.switch_drivers.eos.render import STAG_TPIDS, render_config, render_port_admin
+from harmless.switch_drivers.eos.render import (L2PT_PROTOCOLS, STAG_TPIDS, profiles_now, render_config,
+                                                render_port_admin)
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 
+#: where :data:`L2PT_PROTOCOLS` comes from, and what HARMLESS does not configure for it
+L2PT_SOURCE = "EOS User Manual, Layer 2 Protocol Forwarding: LLDP, LACP, STP (no CDP, VTP, PAgP, UDLD)"
+L2PT_CAVEAT = ("EOS forwards link-local protocols only with a TCAM profile that has L2 protocol forwarding on most "
+               "platforms (EOS User Manual, Layer 2 Protocol Forwarding, \"TCAM Profile\"); HARMLESS does not change "
+               "the TCAM profile: check 'show hardware tcam profile' first")
+#: everything this driver declares is available on every EOS NAPALM supports (>= 4.23); link-local protocols by L2
+#: protocol forwarding (:data:`render.L2PT_PROTOCOLS`: bridged with their own destination, so ``l2pt_mac`` None)
+CAPABILITIES = Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=STAG_TPIDS,
+                            link_state=True, l2pt=L2PT_PROTOCOLS, l2pt_mac=None, l2pt_source=L2PT_SOURCE,
+                            l2pt_caveat=L2PT_CAVEAT, port_admin=True, mac_learning_off=True,
+                            mac_learning_scope="port",
+                            mac_learning_source="EOS: switchport mac address learning, per interface")
 _EAPI_ERROR = re.compile(r"CLI command \d+ of \d+ '([^']*)' failed: ([^\[\]\n]+?)\s*(?:\[|$)", re.M)
 
 
@@ -74,10 +87,8 @@ class EosDriver(NapalmDriver):
 
     @property
     def capabilities(self) -> Capabilities:
-        """Static: everything this driver declares is available on every EOS NAPALM supports (>= 4.23)."""
-        return Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=STAG_TPIDS,
-                            link_state=True, port_admin=True, mac_learning_off=True, mac_learning_scope="port",
-                            mac_learning_source="EOS: switchport mac address learning, per interface")
+        """Static (:data:`CAPABILITIES`)."""
+        return CAPABILITIES
 
     def render_port_admin(self, interface: str, enabled: bool) -> str:
         """``shutdown`` / ``no shutdown`` of one interface (:func:`render.render_port_admin`)."""
@@ -88,8 +99,9 @@ class EosDriver(NapalmDriver):
     parse_vlans = staticmethod(parse.parse_vlans)
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
-        """Render ``templates/harmless.j2`` (pure; see :func:`render.render_config`)."""
-        return render_config(access, trunks)
+        """Render ``templates/harmless.j2`` (see :func:`render.render_config`) against the running config the last
+        :meth:`facts` read (ports with an L2 protocol forwarding profile their ``l2pt`` no longer asks for lose it)."""
+        return render_config(access, trunks, profiled=profiles_now(self._facts_config or ""))
 
     def _fresh_session(self) -> None:
         """Forget NAPALM's session name unless it holds a loaded, uncommitted candidate or a pending timer."""

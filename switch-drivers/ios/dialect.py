@@ -32,4 +32,5 @@ IOS = Dialect(
     error_patterns=(r"% Invalid input", r"% Incomplete command", r"% Ambiguous command", r"Command rejected"),
     protected=("username ", "enable ", "aaa ", "line ", "crypto ", "ip ssh ", "snmp-server ", "hostname "),
     qinq=True, stag_tpids=(0x8100,),
+    l2pt_source="the line-wise netmiko IOS driver does not configure l2protocol-tunnel: use driver ios (NAPALM)",
 )

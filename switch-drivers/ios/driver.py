@@ -23,8 +23,10 @@ from typing import Any
 
 from harmless.errors import CommitError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, DeviceFacts, TrunkChange
+from harmless.switch_drivers.ciscomodel import l2pt_of_lines
 from harmless.switch_drivers.ios.hazards import replace_bridge
 from harmless.switch_drivers.ios.model import parse_model
+from harmless.switch_drivers.ios.platforms import TUNNEL_MAC, l2pt_support
 from harmless.switch_drivers.ios.parse import (interface_lines, needs_trunk_encapsulation, parse_port_states,
                                                 parse_vlans)
 from harmless.switch_drivers.ios.render import render_config, render_port_admin
@@ -76,8 +78,9 @@ def device_message(text: str, max_lines: int = 3) -> str:
 def unapplied(candidate: str, running: str, device_vlans: Iterable[int] | None = None) -> list[str]:
     """What a merged ``candidate`` asked for that the device does not show (pure).
 
-    Compares intent with the re-read port model (:mod:`.model`), not text: the mode, access VID and trunk allowed
-    VIDs of every interface the candidate sets a ``switchport mode`` on, and its ``vlan`` blocks. VLANs are
+    Compares intent with the re-read port model (:mod:`.model`), not text: the mode, access VID, trunk allowed
+    VIDs and tunnelled link-local protocols (``l2protocol-tunnel``, added and removed) of every interface the
+    candidate sets a ``switchport mode`` on, and its ``vlan`` blocks. VLANs are
     checked against ``device_vlans`` (``show vlan``, NAPALM ``get_vlans``) when given, because a VTP server keeps
     VLANs 1-1005 in vlan.dat and out of the running config; else against the running config's model. Catches
     lines IOS refused with ``Command rejected`` during ``copy ... running-config``, which NAPALM does not detect
@@ -103,9 +106,21 @@ def unapplied(candidate: str, running: str, device_vlans: Iterable[int] | None =
             out.append(f"{name} allowed VLANs (device: {h.allowed_vids})")
         elif w.mode != "trunk" and w.access_vid != h.access_vid:
             out.append(f"{name} access VLAN {w.access_vid} (device: {h.access_vid})")
+        else:
+            out += _l2pt_unapplied(name, interface_lines(candidate)[name], interface_lines(running).get(name, []))
     vlans = set(device_vlans) if device_vlans is not None else set(parse_vlans(running))
     out += [f"vlan {vid}" for vid in parse_vlans(candidate) if vid not in vlans]
     return out
+
+
+def _l2pt_unapplied(name: str, want: list[str], have: list[str]) -> list[str]:
+    """Tunnelling the candidate's lines for ``name`` ask for (or remove) that the device's lines do not show."""
+    now = set(l2pt_of_lines(have))
+    add = [p for p in l2pt_of_lines(want) if p not in now]
+    drop = [p for p in l2pt_of_lines(ln[3:] for ln in want if ln.startswith("no ")) if p in now
+            and p not in l2pt_of_lines(want)]
+    return ([f"{name} l2protocol-tunnel {p} (device: not tunnelled)" for p in add]
+            + [f"{name} no l2protocol-tunnel {p} (device: still tunnelled)" for p in drop])
 
 
 def _full_name(short: str, names: Iterable[str]) -> str | None:
@@ -204,6 +219,8 @@ class IosDriver(NapalmDriver):
         self._candidate: str | None = None
         #: the VLAN database (show vlan) read by the last facts(), for the render's stale-VLAN cleanup
         self._database: dict[int, str] | None = None
+        #: ``(model, os_version)`` of ``show version`` (facts() or the capabilities probe)
+        self._platform: tuple[str, str] | None = None
 
     # ------------------------------------------------------------------ NapalmDriver hooks
     def _napalm_optional_args(self) -> dict:
@@ -260,7 +277,9 @@ class IosDriver(NapalmDriver):
 
         Always: replace (``configure replace``), QinQ (``switchport mode dot1q-tunnel``; the outer tag's TPID
         is 0x8100 on IOS, hence ``stag_tpids=(0x8100,)``), link state (``get_interfaces``), a port's
-        ``shutdown``. No LAG support in the template. MAC learning per VLAN (``no mac address-table learning vlan``,
+        ``shutdown``. No LAG support in the template. Layer 2 protocol tunnelling by platform
+        (:func:`~.platforms.l2pt_support` of the model and release ``show version`` gives; tunnelled PDUs carry
+        :data:`~.platforms.TUNNEL_MAC` on the trunk). MAC learning per VLAN (``no mac address-table learning vlan``,
         Catalyst 3750-X/3560-X Software Configuration Guide 15.0(2)SE, "Disabling MAC Address Learning on a VLAN";
         not on every platform: the Catalyst 2960 guide has no such section) where the device knows ``show mac
         address-table learning``.
@@ -271,10 +290,15 @@ class IosDriver(NapalmDriver):
         if self._caps is None:
             out = self._call("show archive", self._dev().cli, ["show archive"])["show archive"]
             archive = bool(out.strip()) and "not enabled" not in out and "Invalid input" not in out
+            if self._platform is None:
+                f = self._call("get_facts", self._dev().get_facts)
+                self._platform = (f.get("model", ""), f.get("os_version", ""))
+            l2pt, source = l2pt_support(*self._platform)
             learning = bool(self._show("show mac address-table learning"))
             self._caps = Capabilities(commit_confirm=archive, replace=True, qinq=True, lag=False,
-                                      stag_tpids=(0x8100,), link_state=True, port_admin=True,
-                                      mac_learning_off=learning, mac_learning_source=LEARNING_SOURCE[learning])
+                                      stag_tpids=(0x8100,), link_state=True, l2pt=l2pt, l2pt_mac=TUNNEL_MAC,
+                                      l2pt_source=source, port_admin=True, mac_learning_off=learning,
+                                      mac_learning_source=LEARNING_SOURCE[learning])
         return self._caps
 
     def facts(self) -> DeviceFacts:
@@ -283,6 +307,7 @@ class IosDriver(NapalmDriver):
         "Administrative Trunking Encapsulation: negotiate" = ISL-capable; model name as fallback).
         """
         f = super().facts()
+        self._platform = (f.model, f.os_version)
         self._database = dict(f.vlans)
         switchport = self._call("show interfaces switchport", self._dev().cli,
                                 ["show interfaces switchport"])["show interfaces switchport"]
@@ -298,9 +323,10 @@ class IosDriver(NapalmDriver):
     def saved_capabilities(self) -> Capabilities:
         """Without the device its ``archive`` and ``show mac address-table learning`` cannot be probed: no
         commit-confirm assumed, per-VLAN learning control unknown (nothing rendered, nothing said: the plan online
-        says what the device has); the rest as online."""
+        says what the device has); nor its model: which link-local protocols it tunnels is unknown (``l2pt`` None:
+        the device decides at commit); the rest as online."""
         return Capabilities(commit_confirm=False, replace=True, qinq=True, lag=False, stag_tpids=(0x8100,),
-                            link_state=True, port_admin=True, mac_learning_off=None)
+                            link_state=True, l2pt=None, l2pt_mac=TUNNEL_MAC, port_admin=True, mac_learning_off=None)
 
     def saved_vlans(self, config_text: str, model) -> dict[int, str]:
         """The config's ``vlan`` blocks plus IOS's built-in VLANs (what ``show vlan`` lists online); on a VTP

@@ -7,10 +7,13 @@ configured to "NoNegotiate"", napalm-automation/napalm#1009, #1134), and removin
 encapsulation dot1q`` from a port still in trunk mode is refused on ISL-capable platforms. With NAPALM's
 ``revert trigger error`` the whole replace is then abandoned. :func:`replace_bridge` computes the few
 interface lines that, merged first, move each such port straight to its target mode, after which the replace
-has no mode line left to change.
+has no mode line left to change. Layer 2 protocol tunnelling is accepted only on access and dot1q-tunnel ports
+(Catalyst configuration guides, "Configuring Layer 2 Protocol Tunneling"), so a port leaving those modes drops its
+``l2protocol-tunnel`` lines that the target does not keep in the same merge, before its mode changes.
 """
 from __future__ import annotations
 
+from harmless.switch_drivers.ciscomodel import L2PT_LINE
 from harmless.switch_drivers.ios.parse import interface_lines
 
 _STATIC = ("access", "trunk", "dot1q-tunnel")
@@ -26,7 +29,8 @@ def _mode(lines: list[str]) -> str | None:
 def replace_bridge(running: str, target: str) -> str:
     """Config lines to merge before ``configure replace`` of ``target`` onto ``running``; '' when none needed.
 
-    For every interface whose ``switchport mode`` differs between the two texts:
+    For every interface whose ``switchport mode`` differs between the two texts: first ``no l2protocol-tunnel ...``
+    for each tunnelling line the target does not have, then
       * target mode static (access/trunk/dot1q-tunnel): set it directly (``switchport mode X``), preceded by
         the target's ``switchport trunk encapsulation`` line when the target is a trunk that has one;
       * target mode dynamic (no mode line, or ``dynamic desirable``): ``no switchport nonegotiate`` if the port
@@ -46,7 +50,7 @@ def replace_bridge(running: str, target: str) -> str:
         if cur is None or _mode(cur) == _mode(target_lines):
             continue
         mode = _mode(target_lines)
-        lines = []
+        lines = [f"no {ln}" for ln in cur if L2PT_LINE.match(ln) and ln not in target_lines]
         if mode in _STATIC:
             if mode == "trunk":
                 lines += [ln for ln in target_lines if ln.startswith("switchport trunk encapsulation ")

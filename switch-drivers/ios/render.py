@@ -5,6 +5,8 @@ import re
 from pathlib import Path
 
 from harmless.switch_drivers.base import AccessPortChange, TrunkChange
+from harmless.switch_drivers.ciscomodel import L2PT_LINE
+from harmless.switch_drivers.l2pt import PROTOCOLS
 from harmless.switch_drivers.ios.parse import interface_lines, parse_port_states, parse_vlans
 from harmless.switch_drivers.ios.vids import format_vid_ranges
 from harmless.switch_drivers.rendering import OWN_VLAN_PREFIX, collect_vlans, template_env
@@ -34,6 +36,26 @@ def _access_cleanup(lines: list[str]) -> list[str]:
     if any(ln.startswith("switchport trunk native vlan") for ln in lines):
         out.append("no switchport trunk native vlan")
     return out
+
+
+def l2pt_lines(protocols) -> list[str]:
+    """IOS interface lines that tunnel ``protocols`` (Catalyst command references, ``l2protocol-tunnel``: one line
+    per protocol; LACP, PAgP and UDLD only as ``point-to-point``), in :data:`~..l2pt.PROTOCOLS` order.
+
+    Raises:
+        ValueError: a name that is not a protocol of :mod:`harmless.switch_drivers.l2pt`.
+    """
+    bad = [p for p in protocols if p not in PROTOCOLS]
+    if bad:
+        raise ValueError(f"unknown link-local protocol {bad[0]!r} (known: {', '.join(PROTOCOLS)})")
+    return [f"l2protocol-tunnel {'point-to-point ' if p.point_to_point else ''}{p.name}"
+            for p in PROTOCOLS.values() if p.name in protocols]
+
+
+def _l2pt_cleanup(lines: list[str], wanted: list[str]) -> list[str]:
+    """``no`` lines for the port's ``l2protocol-tunnel`` lines that are not ``wanted`` (the render sets exactly the
+    inventory's protocols; thresholds and CoS lines are left alone)."""
+    return [f"no {ln}" for ln in lines if L2PT_LINE.match(ln) and ln not in wanted]
 
 
 def _trunk_cleanup(lines: list[str], vids: tuple[int, ...]) -> list[str]:
@@ -86,15 +108,19 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, 
 
     Args:
         access: access-port changes; VIDs 1..4094, names 1-32 chars of ``[A-Za-z0-9_.-]``. With ``qinq`` the
-            port becomes ``switchport mode dot1q-tunnel`` (its VID is the outer S-tag, TPID 0x8100).
+            port becomes ``switchport mode dot1q-tunnel`` (its VID is the outer S-tag, TPID 0x8100); its ``l2pt``
+            protocols become ``l2protocol-tunnel`` lines after the mode (:func:`l2pt_lines`: IOS accepts them only
+            on an access or dot1q-tunnel port). The trunk gets none: L2PT on the egress trunk would make it forward
+            the PDUs unrewritten (the "protocol-tunnel bypass" of the Catalyst configuration guides).
         trunks: trunk changes; each carries exactly its ``vids`` (IOS range syntax in the output); a ``shared`` one
             its current allowed VLANs and its ``vids`` (nothing rendered when it carries every VLAN now;
             ``switchport trunk allowed vlan add`` without ``current``); ``bring_up`` adds ``no shutdown``.
         current: the device's running config (``show running-config`` text) or None. When given, the render
             also removes what a merge would leave behind (the conversion hazards): trunk lines on a port
             turned access, ``switchport access vlan`` on a port turned trunk, a trunk native VLAN that is one
-            of the trunk's HARMLESS VIDs, and HARMLESS VLANs (name prefix :data:`OWN_VLAN_PREFIX`) of an
-            earlier plan that no unchanged port uses (``no vlan N``).
+            of the trunk's HARMLESS VIDs, HARMLESS VLANs (name prefix :data:`OWN_VLAN_PREFIX`) of an
+            earlier plan that no unchanged port uses (``no vlan N``), and ``l2protocol-tunnel`` lines of an access
+            port that its ``l2pt`` does not list.
         database: ``{vid: name}`` of the device's VLAN database (``show vlan``), so that stale HARMLESS VLANs of a VTP
             server, which keeps them out of the running config, are removed too.
         trunk_encapsulation: the platform is ISL-capable (3560/3750/4500/6500: encapsulation defaults to
@@ -108,7 +134,8 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, 
 
     Raises:
         ValueError: bad VID, VLAN name or interface name; one VID given two names; one interface
-            changed twice; ``stag_tpid`` other than 0x8100 on a trunk (IOS dot1q-tunnel always uses 0x8100).
+            changed twice; ``stag_tpid`` other than 0x8100 on a trunk (IOS dot1q-tunnel always uses 0x8100); an
+            unknown link-local protocol name.
     """
     for t in trunks:
         if t.stag_tpid != 0x8100:
@@ -117,7 +144,9 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, 
     vlans, seen = collect_vlans(access, trunks, _check_interface)
     cur = _current_interfaces(current)
     access_rows = [{"interface": a.interface, "vid": a.vid, "mode": "dot1q-tunnel" if a.qinq else "access",
-                    "cleanup": _access_cleanup(cur.get(a.interface, []))} for a in access]
+                    "cleanup": _access_cleanup(cur.get(a.interface, []))
+                    + _l2pt_cleanup(cur.get(a.interface, []), l2pt_lines(a.l2pt)), "l2pt": l2pt_lines(a.l2pt)}
+                   for a in access]
     trunk_rows = [{"interface": t.interface, **_allowed(t, cur.get(t.interface) if current else None),
                    "cleanup": _trunk_cleanup(cur.get(t.interface, []), tuple(t.vids)), "bring_up": t.bring_up}
                   for t in trunks]

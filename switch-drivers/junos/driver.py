@@ -23,10 +23,18 @@ from harmless.errors import DeviceError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.junos import parse
 from harmless.switch_drivers.junos.conf import compare
-from harmless.switch_drivers.junos.render import MODE_KEYWORD, render_config, render_port_admin
+from harmless.switch_drivers.junos.render import (L2PT_LEGACY, L2PT_PROTOCOLS, MODE_KEYWORD, render_config,
+                                                  render_port_admin)
+from harmless.switch_drivers.l2pt import TUNNEL_MAC
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 
 log = logging.getLogger(__name__)
+
+#: where the Junos protocol list comes from, and what HARMLESS cannot check for it
+L2PT_SOURCE = ("Junos CLI Reference, protocol (Layer 2 Protocol Tunneling): cdp, lacp, lldp, stp, udld, vtp on "
+               "EX2300/3400/4300/4600/4650 and QFX (MX: cdp, stp, vtp only; no PAgP)")
+L2PT_CAVEAT = ("Junos: some platforms tunnel only on interfaces of a Q-in-Q (S-)VLAN (Junos 'Layer 2 Protocol "
+               "Tunneling (L2PT)', VLAN Configuration Requirements); a commit the switch refuses changes nothing")
 _VOLATILE = re.compile(r"^## Last (commit|changed):")
 
 
@@ -83,8 +91,13 @@ class JunosDriver(NapalmDriver):
 
     @property
     def capabilities(self) -> Capabilities:
-        """Static: commit confirmed, load override, ae LAG trunks, interface state; no QinQ."""
+        """Static: commit confirmed, load override, ae LAG trunks, interface state; no QinQ. Layer 2 protocol
+        tunnelling (``layer2-control mac-rewrite``, tunnel MAC 01:00:0c:cd:cd:d0) on ELS switches only: non-ELS EX
+        tunnel per Q-in-Q VLAN (:data:`render.L2PT_LEGACY`)."""
+        els = self.vlan_syntax != "legacy"
         return Capabilities(commit_confirm=True, replace=True, qinq=False, lag=True, stag_tpids=(), link_state=True,
+                            l2pt=L2PT_PROTOCOLS if els else (), l2pt_mac=TUNNEL_MAC,
+                            l2pt_source=L2PT_SOURCE if els else L2PT_LEGACY, l2pt_caveat=L2PT_CAVEAT if els else "",
                             port_admin=True, mac_learning_off=True,
                             mac_learning_source="Junos: no-mac-learning under vlans")
 
@@ -137,7 +150,8 @@ class JunosDriver(NapalmDriver):
 
     def render(self, access: list[AccessPortChange], trunks: list[TrunkChange]) -> str:
         """Render ``templates/harmless.j2`` in the device's VLAN syntax (detected on first use; see module doc),
-        deleting the non-ELS VLAN-side memberships of migrated ports found by the last :meth:`facts`.
+        deleting the non-ELS VLAN-side memberships of migrated ports and their Layer 2 protocol tunnelling found by the
+        last :meth:`facts`.
 
         Raises:
             DeviceError: the syntax is not known yet and the device is not connected.
@@ -149,7 +163,9 @@ class JunosDriver(NapalmDriver):
                                   "open() the driver first or set optional_args.junos_vlan_syntax")
             self.facts()
         side = parse.vlan_side_members(self._facts_config) if self._facts_config else {}
-        return render_config(access, trunks, syntax=self.vlan_syntax, vlan_side=side)
+        model = self.model_of(self._facts_config) if self._facts_config else None
+        tunnelled = {p.interface for p in model.ports if p.l2pt} if model is not None else set()
+        return render_config(access, trunks, syntax=self.vlan_syntax, vlan_side=side, tunnelled=tunnelled)
 
     def commit(self, revert_in: int | None = None) -> None:
         """Commit; with ``revert_in`` as ``commit confirmed`` in whole minutes (rounded up, at least 1)."""

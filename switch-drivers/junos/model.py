@@ -54,6 +54,7 @@ import re
 from dataclasses import replace
 
 from harmless.switch_drivers.junos.conf import SINGLE_VALUED, Path, display_set, read_config
+from harmless.switch_drivers.l2pt import PROTOCOLS
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 
 #: interfaces that are not switch ports (loopback, routed VLAN interfaces, tunnels) and containers under ``interfaces``
@@ -182,6 +183,11 @@ class _Port:
         self.description: str | None = None
         self.routed_only: list[Path] = []   # understood only if the port is routed (vlan-tagging, unit vlan-id)
         self.unparsed: list[str] = []
+        self.l2pt: set[str] = set()         # protocols layer2-control mac-rewrite interface X protocol P
+
+
+#: ``layer2-control mac-rewrite`` protocol keywords that are HARMLESS protocols (the Junos keyword is the same name)
+JUNOS_L2PT = ("lldp", "stp", "cdp", "vtp", "lacp", "udld")
 
 
 def _line(p: Path) -> str:
@@ -412,7 +418,8 @@ class _Collector:
         for p in active:
             if p[0] in ("interfaces", "vlans", "bridge-domains") and not (p[0] == "vlans" and "switch-options" in p):
                 continue
-            if not (self.dot1x(p) or self.voice(p) or self.security(p) or self.mclag(p) or self.storm_all(p)):
+            if not (self.dot1x(p) or self.voice(p) or self.security(p) or self.mclag(p) or self.storm_all(p)
+                    or self.mac_rewrite(p)):
                 named = {n for w in p[1:] for n in self.targets(w)}
                 for n in sorted(named, key=list(self.ports).index):
                     self.ports[n].unparsed.append(_line(p))
@@ -451,6 +458,16 @@ class _Collector:
             else:
                 q.unparsed.append(_line(p))
         return True
+
+    def mac_rewrite(self, p: Path) -> bool:
+        """``protocols layer2-control mac-rewrite interface X protocol P`` (Junos CLI Reference, ``protocol (Layer 2
+        Protocol Tunneling)``) for the protocols HARMLESS knows; others (``elmi``, ``gvrp``, ...) stay ``unparsed``."""
+        if p[:4] == ("protocols", "layer2-control", "mac-rewrite", "interface") and len(p) == 7 \
+                and p[5] == "protocol" and p[6] in JUNOS_L2PT:
+            for n in self.targets(p[4]):
+                self.ports[n].l2pt.add(p[6])
+            return True
+        return False
 
     def mclag(self, p: Path) -> bool:
         """``multi-chassis multi-chassis-protection ADDR interface aeN``: the MC-LAG inter-chassis link."""
@@ -552,7 +569,7 @@ def _info(q: _Port, resolve, used: set[int]) -> PortInfo:
                     lag=q.lag, is_lag=bool(LAG_NAME.match(q.name)), mlag_peer_link=q.mlag, voice_vid=voice,
                     dot1x=q.dot1x, port_security=q.port_security, shutdown=q.shutdown,
                     management=bool(MANAGEMENT.match(q.name)), description=q.description,
-                    unparsed=tuple(dict.fromkeys(unparsed)))
+                    unparsed=tuple(dict.fromkeys(unparsed)), l2pt=tuple(x for x in PROTOCOLS if x in q.l2pt))
 
 
 __all__ = ["inherit_groups", "model_from_paths", "parse_model"]

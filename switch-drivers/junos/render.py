@@ -49,8 +49,35 @@ def _access_vlans(access: list[AccessPortChange], seen: set[str]) -> dict[int, s
     return vlans
 
 
+#: link-local protocols of ``protocols layer2-control mac-rewrite interface X protocol P`` that are HARMLESS protocols
+#: (Junos CLI Reference, ``protocol (Layer 2 Protocol Tunneling)``, EX2300/3400/4300/4600/4650 and QFX syntax)
+L2PT_PROTOCOLS = ("lldp", "stp", "cdp", "vtp", "lacp", "udld")
+L2PT_LEGACY = ("non-ELS EX switches tunnel per Q-in-Q VLAN ('vlans V dot1q-tunneling layer2-protocol-tunneling'), "
+               "which HARMLESS's per-port VLANs are not")
+
+
+def _l2pt_rows(access: list[AccessPortChange], syntax: str, tunnelled: set[str]) -> list[tuple[str, list[str]]]:
+    """``[(interface, protocols)]`` of the ELS ``layer2-control mac-rewrite`` statements: access ports with ``l2pt``,
+    and those in ``tunnelled`` (they tunnel something now) with only the ``delete``, so a tunnel the inventory does
+    not ask for does not survive the migration.
+
+    Raises:
+        ValueError: ``l2pt`` on a non-ELS switch, or a protocol Junos does not tunnel.
+    """
+    rows = []
+    for a in access:
+        bad = [p for p in a.l2pt if p not in L2PT_PROTOCOLS]
+        if a.l2pt and syntax != "els":
+            raise ValueError(f"{a.interface}: {L2PT_LEGACY}")
+        if bad:
+            raise ValueError(f"{a.interface}: Junos does not tunnel {bad[0]} (it can: {', '.join(L2PT_PROTOCOLS)})")
+        if syntax == "els" and (a.l2pt or a.interface in tunnelled):
+            rows.append((a.interface, [p for p in L2PT_PROTOCOLS if p in a.l2pt]))
+    return rows
+
+
 def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syntax: str = "els",
-                  vlan_side: dict[str, list[str]] | None = None) -> str:
+                  vlan_side: dict[str, list[str]] | None = None, tunnelled: set[str] | None = None) -> str:
     """Render the ``set``/``delete`` candidate that makes each access port its own VLAN and trunks carry them.
 
     Args:
@@ -65,15 +92,19 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
         vlan_side: non-ELS VLAN-side memberships the device has today, ``{interface: [VLAN names]}`` (from
             ``vlans NAME interface IF.0``, see :func:`parse.vlan_side_members`); for migrated ports they are
             deleted too, else the port would stay in its old VLAN as well.
+        tunnelled: ports whose Layer 2 protocol tunnelling the device has today (port model ``l2pt``); their
+            ``mac-rewrite`` statements are deleted when their ``l2pt`` is empty.
 
     Returns:
         ``set vlans`` lines (sorted by VID), then per access port and per trunk a ``delete`` of its
-        ``family ethernet-switching`` (and of its VLAN-side memberships) followed by the ``set`` lines.
-        Same input → same text.
+        ``family ethernet-switching`` (and of its VLAN-side memberships) followed by the ``set`` lines; on ELS per
+        access port with ``l2pt`` (or in ``tunnelled``) a ``delete protocols layer2-control mac-rewrite interface X``
+        and one ``set ... protocol P`` per ``l2pt`` protocol (Junos "Layer 2 Protocol Tunneling (L2PT)": the switch rewrites their destination to
+        01:00:0c:cd:cd:d0 on ingress and restores it on egress). Same input → same text.
 
     Raises:
         ValueError: bad VID, VLAN name, interface name or syntax; QinQ requested; one VID given two names;
-            one interface changed twice.
+            one interface changed twice; ``l2pt`` on a non-ELS switch or with a protocol Junos does not tunnel.
     """
     if syntax not in MODE_KEYWORD:
         raise ValueError(f"Junos VLAN syntax {syntax!r} is not one of {sorted(MODE_KEYWORD)}")
@@ -93,8 +124,8 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
     no_learning = sorted({vlans[a.vid] for a in access if a.no_learning})
     return _ENV.get_template("harmless.j2").render(mode_kw=MODE_KEYWORD[syntax], vlans=sorted(vlans.items()),
                                                    access=[(a.interface, a.vlan_name) for a in access], trunks=rows,
-                                                   stale=stale, no_learning=no_learning,
-                                                   learning_kw=LEARNING_KEYWORD[syntax])
+                                                   stale=stale, l2pt=_l2pt_rows(access, syntax, tunnelled or set()),
+                                                   no_learning=no_learning, learning_kw=LEARNING_KEYWORD[syntax])
 
 
 #: syntax name -> the statement under ``vlans NAME`` that turns MAC learning off for the VLAN (Junos

@@ -31,6 +31,7 @@ class Dialect:
         protected: line prefixes (lower case) this driver refuses to change line-wise (access/management).
         qinq: the render supports ``AccessPortChange.qinq``.
         stag_tpids: outer-tag TPIDs of QinQ ports.
+        l2pt_source: why this dialect tunnels no link-local protocol (``plan``'s warning for a port with ``l2pt``).
     """
 
     device_type: str
@@ -45,6 +46,7 @@ class Dialect:
     protected: tuple[str, ...]
     qinq: bool = False
     stag_tpids: tuple[int, ...] = ()
+    l2pt_source: str = ""
 
 
 def refused(dialect: Dialect, output: str) -> list[str]:

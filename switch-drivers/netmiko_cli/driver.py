@@ -123,9 +123,11 @@ class NetmikoCliDriver(SwitchDriver):
     # ------------------------------------------------------------------ read
     @property
     def capabilities(self) -> Capabilities:
-        """No commit-confirm, no atomic replace (restore is line-wise and verified), QinQ per dialect, no LAG."""
+        """No commit-confirm, no atomic replace (restore is line-wise and verified), QinQ per dialect, no LAG, no
+        Layer 2 protocol tunnelling (the dialect says why)."""
         return Capabilities(commit_confirm=False, replace=False, qinq=self.dialect.qinq,
-                            stag_tpids=self.dialect.stag_tpids, lag=False, link_state=False)
+                            stag_tpids=self.dialect.stag_tpids, lag=False, link_state=False, l2pt=(),
+                            l2pt_source=self.dialect.l2pt_source)
 
     def running_config(self) -> str:
         """The running config without headers (dialect ``strip_running``); stable across calls."""

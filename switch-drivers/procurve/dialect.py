@@ -86,4 +86,8 @@ PROCURVE = Dialect(
     error_patterns=(r"Invalid input", r"^\s*Error", r"Unable to", r"cannot be", r"not allowed"),
     protected=("password ", "aaa ", "crypto ", "ip ssh", "snmp-server ", "operator ", "manager ", "hostname "),
     qinq=False, stag_tpids=(),
+    l2pt_source="ArubaOS-Switch/ProVision has no Layer 2 protocol tunnelling: even in QinQ mode (a reboot into a new "
+                "configuration) only customer STP/GVRP BPDUs cross as multicast, LLDP and the other link-local "
+                "protocols are dropped at customer ports (HPE Advanced Traffic Management Guide, Effects of QinQ on "
+                "other switch features)",
 )

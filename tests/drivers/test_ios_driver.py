@@ -109,3 +109,19 @@ def test_failed_commit_without_napalm_rollback_is_restored_by_the_driver(rejecti
         with pytest.raises(CommitError, match="spanning-tree bpduguard default"):
             drv.apply(bad)
         assert raw_running(drv) == before_raw
+
+
+def test_l2pt_capabilities_follow_the_platform_and_a_refused_tunnel_leaves_the_original(start_switch):
+    """``show version`` decides what the driver says the switch tunnels (switch_drivers/ios/platforms.py); a model
+    HARMLESS does not know renders what is asked and the device's refusal rolls the commit back."""
+    from tests.drivers.conftest import refused_apply
+    tunnel = [AccessPortChange("FastEthernet0/7", 107, "hl107", l2pt=("lldp",))]
+    for platform, lldp in (("me3750", True), ("3750", False)):
+        with start_switch("--platform", platform).driver() as drv:
+            drv.facts()
+            caps = drv.capabilities
+            assert ("lldp" in caps.l2pt) == lldp and "stp" in caps.l2pt and caps.l2pt_mac == "01:00:0c:cd:cd:d0"
+    with start_switch().driver() as drv:                  # the default 2960: unknown to the table, refuses the line
+        drv.facts()
+        assert drv.capabilities.l2pt is None
+        assert "l2protocol-tunnel lldp" in refused_apply(drv, tunnel, TRUNKS)

@@ -181,3 +181,59 @@ def test_qinq_port_passes_the_customer_tag_to_brof_untouched(ovs, tpid):
     assert "dl_vlan=55" in out.split('bridge("br-of-sw1")')[1]
     other = ovs.appctl("ofproto/trace", "br-otc", f"in_port={trunk}", qinq_packet(tpid, 107, 56))
     assert other.split("Datapath actions:")[1].strip().splitlines()[0] == "drop"
+
+
+# ----------------------------------------------------------------------------- link-local protocols (issue #21)
+TUNNEL = "01:00:0c:cd:cd:d0"
+
+
+def l2pt_plan():
+    """Port 7 tunnels LLDP and STP through the legacy switch (tunnel MAC on the trunk), port 10 CDP, port 11 none."""
+    ports = ((7, 107, ("lldp", "stp")), (10, 110, ("cdp",)), (11, 111, ()))
+    return Plan((SwitchPlan("sw1", "br-of-sw1", "00000000000000aa", ("OpenFlow13",), (),
+                            tuple(PortPlan(f"FastEthernet0/{n}", n, v, "GigabitEthernet0/1", f"harmless-sw1-p{n}",
+                                           l2pt=t) for n, v, t in ports),
+                            (TrunkPlan("GigabitEthernet0/1", TRUNK, "system", (), (107, 110, 111)),),
+                            l2pt_mac=TUNNEL),))
+
+
+def tunnelled(vid: int, kind: str) -> str:
+    """A real tunnelled PDU as the legacy switch puts it on the trunk (hex): destination rewritten, rest intact."""
+    from scapy.all import LLC, SNAP, Dot1Q, Ether, Raw
+    llc = {"stp": LLC(dsap=0x42, ssap=0x42, ctrl=3) / Raw(bytes(35)),              # 802.1D BPDU
+           "cdp": LLC(dsap=0xAA, ssap=0xAA, ctrl=3) / SNAP(OUI=0x00000C, code=0x2000) / Raw(bytes(40))}
+    if kind == "lldp":
+        tag = Dot1Q(vlan=vid, type=0x88CC) / Raw(b"\x02\x07\x04" + bytes(40))
+    else:                                   # 802.3: the tag is followed by a length, not an EtherType
+        tag = Dot1Q(vlan=vid, type=len(llc[kind])) / llc[kind]
+    return bytes(Ether(src="02:00:00:00:00:07", dst=TUNNEL) / tag).hex()
+
+
+@pytest.mark.parametrize("vid, kind, real", [(107, "lldp", "01:80:c2:00:00:0e"), (107, "stp", "01:80:c2:00:00:00"),
+                                             (110, "cdp", "01:00:0c:cc:cc:cc")])
+def test_tunnelled_pdus_get_their_destination_back_on_the_way_in(ovs, vid, kind, real):
+    """OVS classifies the real frames by EtherType (LLDP 0x88cc; an STP BPDU and a CDP SNAP frame both 0x05ff) and
+    br-otc restores each port's destination before br-of, which forwards it to port 11 (no tunnelling there)."""
+    p = l2pt_plan()
+    bridges.apply(ovs, p)
+    assert bridges.verify(ovs, p) == []
+    port = {107: 7, 110: 10}[vid]
+    ovs.ofctl("-O", "OpenFlow13", "replace-flows", "br-of-sw1", "-",
+              stdin=f"priority=10,in_port={port},dl_dst={real},actions=output:11\npriority=0,actions=drop\n")
+    out = ovs.appctl("ofproto/trace", "br-otc", f"in_port={flows.trunk_ofport(1, 0)}", tunnelled(vid, kind))
+    actions = out.split("Datapath actions:")[1].strip().splitlines()[0]
+    assert actions == f"set(eth(dst={real})),pop_vlan,push_vlan(vid=111,pcp=0),{trunk_dp_port(ovs)}", out
+
+
+def test_pdus_of_brof_leave_with_the_tunnel_mac_only_on_tunnelling_ports(ovs):
+    p = l2pt_plan()
+    bridges.apply(ovs, p)
+    ovs.ofctl("-O", "OpenFlow13", "replace-flows", "br-of-sw1", "-",
+              stdin="priority=10,in_port=11,actions=output:7,output:10\npriority=0,actions=drop\n")
+    lldp = "in_port=11,dl_src=02:00:00:00:01:99,dl_dst=01:80:c2:00:00:0e,dl_type=0x88cc"
+    out = ovs.appctl("ofproto/trace", "br-of-sw1", lldp)
+    actions = out.split("Datapath actions:")[1].strip().splitlines()[0]
+    dp = trunk_dp_port(ovs)
+    # to port 7 (tunnels lldp): tunnel MAC and VID 107; to port 10 (cdp only): the real destination and VID 110
+    assert actions == (f"set(eth(dst={TUNNEL})),push_vlan(vid=107,pcp=0),{dp},"
+                       f"set(eth(dst=01:80:c2:00:00:0e)),pop_vlan,push_vlan(vid=110,pcp=0),{dp}"), out

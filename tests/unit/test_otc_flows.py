@@ -126,3 +126,86 @@ def test_qinq_port_pushes_the_stag_with_the_switch_tpid_and_needs_vlan_limit_2()
     cmds = convergence_commands(Plan((q,)), {}, {}, {})
     assert ["set", "Open_vSwitch", ".", "other_config:vlan-limit=2"] in cmds
     assert ["set", "Open_vSwitch", ".", "other_config:vlan-limit=2"] not in convergence_commands(plan(), {}, {}, {})
+
+
+# ----------------------------------------------------------------------------- link-local protocols (issue #21)
+TUNNEL = "01:00:0c:cd:cd:d0"
+
+
+def l2pt_plan(l2pt=("lldp",), mac=TUNNEL, qinq=False, qos=None):
+    return Plan((SwitchPlan("sw1", "br-of-sw1", f"{1:016x}", ("OpenFlow13",), (), (
+        PortPlan("Fa0/7", 7, 107, "Gi0/1", "harmless-sw1-p7", qinq=qinq, l2pt=tuple(l2pt), qos=qos),
+        PortPlan("Fa0/10", 10, 110, "Gi0/1", "harmless-sw1-p10")),
+        (TrunkPlan("Gi0/1", "eth1", "system", (), (107, 110)),), l2pt_mac=mac),))
+
+
+def brof_echo(p: Plan) -> FakeOFNetwork:
+    """br-otc from the exact text HARMLESS writes; br-of sends what port 7 receives back out of port 7 (OFPP_IN_PORT,
+    as a controller's packet-out would) and nothing else: the test sees the frame br-of got and what the trunk gets."""
+    switches = {"br-otc": FakeOFTable(name="br-otc").add_ofctl("\n".join(f.to_ofctl() for f in translator_flows(p))),
+                "br-of-sw1": FakeOFTable([Flow(1, of.match(in_port=7), (of.Output(0xFFFFFFF8),))], "br-of-sw1")}
+    return FakeOFNetwork(switches, [(("br-otc", 1007), ("br-of-sw1", 7)), (("br-otc", 1010), ("br-of-sw1", 10))])
+
+
+@pytest.mark.parametrize("protos, eth_type, real", [
+    (("lldp",), 0x88CC, "01:80:c2:00:00:0e"),
+    (("lldp", "lacp"), 0x8809, "01:80:c2:00:00:02"),
+    (("stp", "lldp"), 0x05FF, "01:80:c2:00:00:00"),
+    (("cdp", "vtp"), 0x05FF, "01:00:0c:cc:cc:cc"),
+])
+def test_tunnelled_pdus_reach_br_of_with_their_real_destination_and_leave_tunnelled(protos, eth_type, real):
+    net = brof_echo(l2pt_plan(protos))
+    f = net.fate("br-otc", 1900, vlan_vid=of.vid_present(107), eth_dst=TUNNEL, eth_type=eth_type,
+                 eth_src="02:00:00:00:00:07")
+    hits = [(sw, fl.priority) for sw, _, fl in f.hits]
+    assert hits == [("br-otc", 110), ("br-of-sw1", 1), ("br-otc", 110)]       # in and back out by the rewrite flows
+    out = f.on("br-otc", 1900)
+    assert out["eth_dst"] == TUNNEL and out["vlans"] == ((0x8100, 107),) and out["eth_src"] == "02:00:00:00:00:07"
+    # what br-of itself was given: the real destination, untagged
+    g = FakeOFNetwork({"br-otc": net.switches["br-otc"], "br-of-sw1": FakeOFTable(
+        [Flow(1, of.match(in_port=7), (of.output_controller(),))], "br-of-sw1")},
+        [(("br-otc", 1007), ("br-of-sw1", 7))]).fate("br-otc", 1900, vlan_vid=of.vid_present(107), eth_dst=TUNNEL,
+                                                      eth_type=eth_type)
+    seen = g.on("br-of-sw1", of.OFPP_CONTROLLER)
+    assert seen["eth_dst"] == real and "vlans" not in seen
+
+
+def test_only_tunnelled_ports_and_protocols_are_rewritten():
+    net = brof_echo(l2pt_plan(("lldp",)))
+    # port 10 tunnels nothing: a tunnel-MAC frame in its VLAN reaches br-of as it came (priority 100 flow)
+    g = net.fate("br-otc", 1900, vlan_vid=of.vid_present(110), eth_dst=TUNNEL, eth_type=0x88CC)
+    assert [fl.priority for sw, _, fl in g.hits if sw == "br-otc"][0] == 100
+    # port 7 tunnels lldp only: an LLC frame with the tunnel MAC is not given a destination it cannot know
+    h = net.fate("br-otc", 1900, vlan_vid=of.vid_present(107), eth_dst=TUNNEL, eth_type=0x05FF)
+    assert [fl.priority for sw, _, fl in h.hits] == [100, 1, 100] and h.on("br-otc", 1900)["eth_dst"] == TUNNEL
+    # ordinary traffic of port 7 is untouched both ways
+    u = net.fate("br-otc", 1900, vlan_vid=of.vid_present(107), eth_dst="02:00:00:00:00:0a", eth_type=0x0800)
+    assert u.on("br-otc", 1900)["eth_dst"] == "02:00:00:00:00:0a"
+    assert [fl.priority for sw, _, fl in u.hits] == [100, 1, 100]
+
+
+def test_a_switch_that_keeps_the_destination_needs_no_rewrite():
+    """Arista's L2 protocol forwarding bridges the PDU with its own destination: no flow beyond the port's two."""
+    assert translator_flows(l2pt_plan(("lldp",), mac=None)) == translator_flows(l2pt_plan(()))
+
+
+def test_qinq_and_qos_ports_keep_their_stag_meter_and_queue_on_the_rewrite_flows():
+    from harmless.qos.model import PortQos
+    p = l2pt_plan(("lldp",), qinq=True, qos=PortQos(ingress_mbps=10, egress_mbps=20))
+    p = Plan((SwitchPlan(**{**p.switches[0].__dict__, "stag_tpid": 0x88A8}),))
+    lines = [f.to_ofctl() for f in translator_flows(p) if "priority=110" in f.to_ofctl()]
+    assert lines == [
+        f"cookie={OTC_COOKIE:#x},table=0,priority=110,in_port=1900,dl_vlan=107,dl_type=0x88cc,dl_dst={TUNNEL},"
+        "actions=meter:1007,pop_vlan,set_field:01:80:c2:00:00:0e->eth_dst,output:1007",
+        f"cookie={OTC_COOKIE:#x},table=0,priority=110,in_port=1007,dl_type=0x88cc,dl_dst=01:80:c2:00:00:0e,"
+        f"actions=set_field:{TUNNEL}->eth_dst,set_queue:7,push_vlan:0x88a8,set_field:4203->vlan_vid,output:1900",
+    ]
+    # a customer-tagged LLDP frame (C-tag 5 under S-tag 107) keeps its C-tag through br-otc
+    net = brof_echo(p)
+    f = net.fate("br-otc", 1900, vlans=((0x88A8, 107), (0x8100, 5)), eth_dst=TUNNEL, eth_type=0x88CC)
+    assert f.on("br-otc", 1900)["vlans"] == ((0x88A8, 107), (0x8100, 5)) and f.meters == [("br-otc", 1007)]
+
+
+def test_l2pt_flows_refuse_protocols_the_ethertype_cannot_tell_apart():
+    with pytest.raises(ValueError, match="stp and cdp"):
+        translator_flows(l2pt_plan(("stp", "cdp")))
