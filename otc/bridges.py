@@ -400,21 +400,22 @@ def _to_placeholder(ovs: Ovs, sp: SwitchPlan, ofport: int, key: str, tap_up: boo
 
 def _admin_placeholder(ovs: Ovs, sp: SwitchPlan, ofport: int) -> None:
     """Swap patch port ``ofport`` to its placeholder for a controller's port-down, in as few steps as it takes (the
-    port-mod's latency: four commands): a new tap is down, so OVS adds the port with config PORT_DOWN and state
-    LINK_DOWN (port-status DELETE, ADD); then the tap takes the port's previous address (MODIFY: the same hw_addr
-    as before, so the controller's next port-mod matches it; the MODIFY is what Faucet acts on, see
-    :func:`_to_placeholder`)."""
+    port-mod's latency: five commands). The tap has the port's address and is up when OVS adds it (port-status
+    DELETE, then ADD: config 0, state LINK_DOWN), then goes down (MODIFY: config PORT_DOWN; the MODIFY is what
+    Faucet acts on, see :func:`_to_placeholder`). The hardware address never changes meanwhile, so a controller
+    that sends its port-mod again (Faucet does, every second until the port status matches) always names the one
+    OVS has (OVS refuses another with OFPPMFC_BAD_HW_ADDR, which Faucet logs as an error)."""
     of_side = patch_names(sp.name, ofport)[1]
     mac, bits = port_desc_one(ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", sp.bridge, str(ofport)), ofport)
     if _ip(ovs, "tuntap", "add", "dev", of_side, "mode", "tap", check=False).returncode != 0:
-        _ensure_tap(ovs, of_side, up=False)        # exists already: it must be our tap
+        _ensure_tap(ovs, of_side)                  # exists already: it must be our tap, without carrier
+    _ip(ovs, "link", "set", "dev", of_side, *(["address", mac] if mac else []), "up")
     try:
         ovs.transact(placeholder_commands(of_side, ofport, (ADMIN_KEY,)))
     except OvsError:
         _delete_tap(ovs, of_side)
         raise
-    if mac:
-        _ip(ovs, "link", "set", "dev", of_side, "address", mac)
+    _ip(ovs, "link", "set", "dev", of_side, "down")
     _restore_bits(ovs, sp, ofport, bits)
 
 

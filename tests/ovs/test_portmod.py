@@ -192,14 +192,16 @@ def test_port_down_blocks_the_port_and_reaches_every_controller_as_on_a_plain_br
                                           lambda e: e["config"] & PORT_DOWN and e["state"] & LINK_DOWN), 10,
                            f"controller {name} to get PORT_DOWN + LINK_DOWN of {dpid:#x} port 7", 0.05)
             down[(name, dpid)] = round((got["t"] - t0) * 1000)
-    # br-of: the port is re-created (DELETE, ADD) as the placeholder and keeps its hardware address (MODIFY), so the
-    # controller's next port-mod still matches it; the plain bridge sends MODIFYs only
+    # br-of: the port is re-created (DELETE, ADD) as the placeholder, then MODIFY with PORT_DOWN; its hardware
+    # address stays the same in every message, so the controller's next port-mod still matches it; the plain bridge
+    # sends MODIFYs only
     hl = wait_for(lambda: [(e["reason"], e["config"], e["state"], e["hw_addr"])
                            for e in w.b.statuses(marks[w.b], HARMLESS_DPID, 7)] if any(
         e["reason"] == "MODIFY" for e in w.b.statuses(marks[w.b], HARMLESS_DPID, 7)) else None, 10,
-        "the MODIFY that gives the port its address back", 0.05)
+        "the MODIFY with PORT_DOWN", 0.05)
     assert [r for r, *_ in hl][:3] == ["DELETE", "ADD", "MODIFY"], hl
-    assert hl[-1][1:] == (PORT_DOWN, LINK_DOWN, hl[0][3]), hl
+    assert hl[1][1:3] == (0, LINK_DOWN) and hl[-1][1:] == (PORT_DOWN, LINK_DOWN, hl[0][3]), hl
+    assert {h for *_x, h in hl} == {hl[0][3]}, hl
     # both controllers end with the port down on both bridges; on br-of nothing passes either way
     assert w.env.exchange(107, 110) == 0 and w.env.exchange(110, 107) == 0
     ev = [e for e in w.events if e.ofport == 7 and e.admin == "down"][-1]
