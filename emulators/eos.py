@@ -19,6 +19,7 @@ config mode (running config or a session)
     ``[no] switchport`` / ``switchport mode access|trunk|dot1q-tunnel`` / ``switchport access vlan`` /
     ``switchport trunk native vlan`` / ``switchport trunk allowed vlan [add|remove|except] LIST|all|none`` /
     ``switchport dot1q ethertype 0xHHHH`` and their ``no`` forms, ``rollback clean-config`` (sessions),
+    ``ip access-list [standard] NAME`` with ``[seq] permit|deny|remark`` entries and their ``no`` forms,
     ``end``/``exit``; a line unknown in a sub-mode is retried at the global level (as EOS does); anything
     else is ``% Invalid input`` (eAPI error 1002), as are lines matching the ``reject`` patterns.
 
@@ -81,6 +82,7 @@ def reset_configuration(sc: SwitchConfiguration) -> None:
         v.name = "default"
     sc.ports = [p for p in sc.ports if not p.name.startswith("Port-Channel")]
     sc._mlag = {}
+    sc._acls = {}
 
 
 def copy_state(dst: SwitchConfiguration, src: SwitchConfiguration) -> None:
@@ -88,6 +90,7 @@ def copy_state(dst: SwitchConfiguration, src: SwitchConfiguration) -> None:
     c = copy.deepcopy(src)
     dst.name, dst.vlans, dst.ports = c.name, c.vlans, c.ports
     dst._mlag = dict(getattr(c, "_mlag", {}))
+    dst._acls = dict(getattr(c, "_acls", {}))
     for o in dst.vlans + dst.ports:
         o.switch_configuration = dst
 
@@ -144,6 +147,9 @@ def running_config_text(sc: SwitchConfiguration) -> str:
         lines.append("!")
     for p in sorted(sc.ports, key=lambda p: _port_sort_key(p.name)):
         lines += interface_lines(p) + ["!"]
+    for (kind, name), entries in getattr(sc, "_acls", {}).items():
+        lines += [f"ip access-list {'standard ' if kind == 'standard' else ''}{name}"]
+        lines += [f"   {seq} {text}" for seq, text in sorted(entries)] + ["!"]
     mlag = getattr(sc, "_mlag", {})
     if mlag:
         lines += ["mlag configuration"] + [f"   {k} {mlag[k]}" for k in _MLAG_KEYS if k in mlag] + ["!"]
@@ -156,6 +162,30 @@ _MLAG_KEYS = ("domain-id", "local-interface", "peer-address", "peer-link")
 _FEATURE = re.compile(r"^(dot1x (pae authenticator|port-control \S+|host-mode \S+|mac based authentication)|"
                       r"switchport phone vlan \d+|switchport phone trunk \S+|"
                       r"switchport port-security( mac-address maximum \d+)?)$")
+
+
+# ----------------------------------------------------------------------------- named IP access lists
+# Arista EOS User Manual, "ACL configuration": ``ip access-list [standard] NAME`` enters the ACL mode; ``[seq]
+# permit|deny|remark ...`` adds an entry (without a sequence number: the last one + 10), ``no SEQ`` or ``no <entry>``
+# deletes one; ``show running-config`` lists each entry with its sequence number (``   10 permit ip any any``), the
+# lists after the interfaces.
+def _acl_line(entries: list[tuple[int, str]], s: str) -> bool:
+    """Apply one ACL-mode line to ``entries`` (``[(seq, text)]``); False when it is not an ACL-mode line."""
+    w = s.split()
+    neg = w[0] == "no"
+    body = w[1:] if neg else w
+    if not body or not (body[0] in ("permit", "deny", "remark") or body[0].isdigit()):
+        return False
+    if neg:
+        rest = " ".join(body)
+        entries[:] = [(n, e) for n, e in entries if e != rest and str(n) != rest]
+        return True
+    seq = int(body[0]) if body[0].isdigit() else max((n for n, _e in entries), default=0) + 10
+    text = " ".join(body[1:] if body[0].isdigit() else body)
+    if not text:
+        return False
+    entries[:] = sorted([(n, e) for n, e in entries if n != seq] + [(seq, text)])
+    return True
 
 
 # ----------------------------------------------------------------------------- config mode
@@ -224,6 +254,14 @@ class ConfigMode:
             self.ctx = ("mlag", sc._mlag)
         elif s == "no mlag configuration":
             sc._mlag = {}
+        elif m := re.match(r"(no )?ip access-list (standard )?(\S+)$", s):
+            key = ("standard" if m.group(2) else "extended", m.group(3))
+            acls = sc.__dict__.setdefault("_acls", {})
+            if m.group(1):
+                acls.pop(key, None)
+            else:
+                acls.setdefault(key, [])
+                self.ctx = ("acl", acls[key])
         elif s.startswith("spanning-tree mode ") or s == "no aaa root":
             pass                                              # accepted, not modelled
         else:
@@ -256,6 +294,8 @@ class ConfigMode:
     # sub-modes
     def _sub(self, s: str) -> bool:
         kind, obj = self.ctx
+        if kind == "acl":
+            return _acl_line(obj, s)
         if kind == "mlag":
             m = re.match(r"(no )?(domain-id|local-interface|peer-address|peer-link)(?: (\S+))?$", s)
             if not m:

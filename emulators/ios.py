@@ -24,6 +24,9 @@ platform rules (:func:`set_platform`)
 configure replace
     IOS semantics (:func:`configure_replace`): per-block ``no`` forms then additions, up to 5 passes;
     ``revert trigger error`` restores the original at the first refused command (what NAPALM sends).
+named ACLs
+    ``ip access-list standard|extended NAME`` with ``permit``/``deny``/``remark`` entries (sequence numbers, ``no``
+    forms), printed after the static routes.
 archive / commit-confirm
     ``archive`` block (``path``), ``show archive``, ``show archive config rollback timer``,
     ``configure terminal revert timer N``, ``configure replace ... timer N``, ``configure confirm``,
@@ -104,6 +107,8 @@ def running_config_lines(sc) -> list[str]:
         lines += ["archive"] + [" %s" % x for x in arch] + ["!"]
     if sc.static_routes:
         lines += [_enabled.build_static_routes(r) for r in sc.static_routes] + ["!"]
+    if acls(sc):
+        lines += acl_lines(sc) + ["!"]
     return lines + ["end", ""]
 
 
@@ -193,6 +198,7 @@ def _reset_config(sc) -> None:
     sc.static_routes = []
     archive_settings(sc).clear()
     no_learning_vlans(sc).clear()
+    acls(sc).clear()
 
 
 def _invalid(self, line: str) -> None:
@@ -636,6 +642,10 @@ def cfg_process_command(self, line):
         if isinstance(sub, ArchiveCommandProcessor):
             word = line.split()[0] if line.split()[0] != "no" else (line.split()[1:2] or [""])[0]
             leaves = word not in ("path", "maximum", "write-memory", "time-period", "exit")
+        elif isinstance(sub, AclCommandProcessor):
+            leaves = line.split()[0] != "exit" and not acl_word(line.split())
+        elif _global_only(line):             # interface mode has `ip ...` too, but not these: IOS leaves the mode
+            leaves = True
         else:
             leaves = sub.sub_processor is None and sub.get_command_func(line)[0] is None
         if leaves:                 # IOS: a global command in a sub-mode leaves the sub-mode (and prompts)
@@ -680,6 +690,9 @@ def install() -> None:
     EnabledCommandProcessor.process_command = enabled_process_command
     ConfigCommandProcessor.do_archive = cfg_do_archive
     ConfigCommandProcessor.do_no_archive = cfg_do_no_archive
+    _orig.update({"cfg_do_ip": ConfigCommandProcessor.do_ip, "cfg_do_no_ip": ConfigCommandProcessor.do_no_ip})
+    ConfigCommandProcessor.do_ip = cfg_do_ip_ext
+    ConfigCommandProcessor.do_no_ip = cfg_do_no_ip_ext
     ConfigInterfaceCommandProcessor.do_switchport = if_do_switchport
     ConfigInterfaceCommandProcessor.do_no_switchport = if_do_no_switchport
     DefaultCommandProcessor.continue_enabling = continue_enabling
@@ -874,6 +887,95 @@ def archive_enabled(sc) -> bool:
 def cfg_do_archive(self, *_):
     archive_settings(self.switch_configuration)
     self.move_to(ArchiveCommandProcessor())
+
+
+# ============================================================================= named IP access lists
+# Cisco IOS Security Configuration Guide, "IP Access List Overview" / "Creating an IP Access List": ``ip access-list
+# standard|extended NAME`` enters the ACL sub-mode (prompt ``config-std-nacl``/``config-ext-nacl``); ``permit``,
+# ``deny`` and ``remark`` entries are appended (an optional leading sequence number places it: entries are kept in
+# sequence order, 10, 20, ... by default), ``no <entry>`` or ``no <seq>`` deletes one; ``no ip access-list extended
+# NAME`` deletes the list. ``show running-config`` prints the lists after the static routes, entries without their
+# sequence numbers, ``deny`` padded to the width of ``permit`` (`` deny   tcp any any eq 23``).
+_ACL_WORDS = ("permit", "deny", "remark")
+
+
+def acls(sc) -> dict[tuple[str, str], list[tuple[int, str]]]:
+    """The named ACLs of ``sc``: ``{(standard|extended, name): [(sequence, entry text)]}`` (mutable)."""
+    if not hasattr(sc, "_acls"):
+        sc._acls = {}
+    return sc._acls
+
+
+def acl_lines(sc) -> list[str]:
+    """The ACL blocks as the running config prints them."""
+    out = []
+    for (kind, name), entries in acls(sc).items():
+        out.append(f"ip access-list {kind} {name}")
+        for _seq, e in sorted(entries):
+            word, _, rest = e.partition(" ")
+            out.append(f" {word:<6} {rest}" if word in ("permit", "deny") else f" {e}")
+    return out
+
+
+class AclCommandProcessor(BaseCommandProcessor):
+    """``ip access-list standard|extended NAME`` sub-mode (see the section comment)."""
+
+    def __init__(self, key: tuple[str, str]):
+        super().__init__()
+        self.key = key
+
+    def get_prompt(self):
+        return self.switch_configuration.name + f"(config-{'std' if self.key[0] == 'standard' else 'ext'}-nacl)#"
+
+    def process_command(self, line):
+        words = line.split()
+        if not words:
+            self.show_prompt()
+            return True
+        if words[0] == "exit":
+            self.is_done = True
+            return True
+        if not acl_word(words):
+            return False                      # not ours: the parent (global config) handles it
+        entries = acls(self.switch_configuration)[self.key]
+        if words[0] == "no":
+            rest = " ".join(words[1:])
+            entries[:] = [(n, e) for n, e in entries if e != rest and str(n) != rest]
+        else:
+            seq = int(words[0]) if words[0].isdigit() else max((n for n, _e in entries), default=0) + 10
+            text = " ".join(words[1:] if words[0].isdigit() else words)
+            entries[:] = [(n, e) for n, e in entries if n != seq] + [(seq, text)]
+        self.show_prompt()
+        return True
+
+
+def _global_only(line: str) -> bool:
+    """A global command whose first words a sub-mode also has (``ip access-list`` vs interface ``ip ...``)."""
+    w = [x.lower() for x in line.split()]
+    w = w[1:] if w[:1] == ["no"] else w
+    return len(w) >= 2 and w[0] == "ip" and len(w[1]) > 1 and "access-list".startswith(w[1])
+
+
+def acl_word(words: list[str]) -> bool:
+    """True when a line belongs to the ACL sub-mode (an entry, its ``no`` form, a sequence number)."""
+    w = words[1:] if words[0] == "no" else words
+    return bool(w) and (w[0] in _ACL_WORDS or (w[0].isdigit() and (len(w) == 1 or w[1] in _ACL_WORDS)))
+
+
+def cfg_do_ip_ext(self, cmd, *args):
+    """Global ``ip ...``: ``ip access-list standard|extended NAME`` here, the rest as stock fake-switches."""
+    if "access-list".startswith(cmd) and len(cmd) > 1 and len(args) == 2 and args[0] in ("standard", "extended"):
+        acls(self.switch_configuration).setdefault((args[0], args[1]), [])
+        return self.move_to(AclCommandProcessor((args[0], args[1])))
+    return _orig["cfg_do_ip"](self, cmd, *args)
+
+
+def cfg_do_no_ip_ext(self, cmd, *args):
+    """Global ``no ip ...``: ``no ip access-list standard|extended NAME`` here, the rest as stock."""
+    if "access-list".startswith(cmd) and len(cmd) > 1 and len(args) == 2:
+        acls(self.switch_configuration).pop((args[0], args[1]), None)
+        return None
+    return _orig["cfg_do_no_ip"](self, cmd, *args)
 
 
 def cfg_do_no_archive(self, *_):

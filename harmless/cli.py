@@ -4,8 +4,9 @@ One convention for every command (docs/cli.md, built in :mod:`harmless.clikit`):
 (``-i/--inventory``, ``--switch NAME``, ``--config [SWITCH=]FILE``, ``-q/--quiet``, ``--json``, ``--dry-run``),
 tables whole in a terminal and plain tab-separated lines in a pipe, and one table of exit codes: 0 done or nothing
 to do, 1 a failure (rolled back), 2 refused/bad input (nothing changed), 3 when ``up`` migrated some switches and
-rolled back the others, 4 ``up --keep-on-no-controller`` kept a deployment no controller reached, 130 on Ctrl-C.
-Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback.
+rolled back the others, 4 ``up --keep-on-no-controller`` kept a deployment no controller reached, 5 ``down`` (or
+``up``) stopped because the operator changed what HARMLESS owns (nothing changed; :mod:`harmless.ownership`), 130 on
+Ctrl-C. Errors print one line ``error: <file>: <field>: <problem> (fix: ...)`` on stderr, no traceback.
 """
 from __future__ import annotations
 
@@ -116,6 +117,9 @@ def _print_plan(res) -> None:
                       markup=False)
         out.print(_controller_line(sp, res.controllers), highlight=False, markup=False)
         print_findings([f for f in res.findings if f.switch == sp.name], out)
+        if getattr(res, "reverts", {}).get(sp.name):
+            out.print(f"given back first (no longer in the plan): {', '.join(res.reverts[sp.name])}",
+                      highlight=False, markup=False)
         _print_change(res, sp.name)
     print_findings([f for f in res.findings if f.switch not in {sp.name for sp in res.plan.switches}], out)
 
@@ -230,7 +234,10 @@ def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_
 
     Saves each switch's running config first; on any failure restores it and removes what was built.
     Running it again applies only differences (an empty device diff touches nothing); after an
-    ovs-vswitchd restart it repairs bridges and flows.
+    ovs-vswitchd restart it repairs bridges and flows. After an inventory edit it first gives back what HARMLESS no
+    longer needs (a port removed from the inventory gets its original config back and leaves the trunk; a moved VID
+    or trunk leaves nothing behind); if the operator changed such a port, VLAN or trunk by hand since the last up,
+    it stops before any change (exit 5) and shows the lines.
 
     Several switches are worked on in parallel (Nornir), with a progress bar and a result table. A switch that
     fails is rolled back alone (its device ends in its original config) and the others stay migrated:
@@ -249,12 +256,17 @@ def up(inventory, switch, dry_run, revert_in, wait_controller, no_wait, keep_on_
         res = orchestrator.plan(inventory, _progress(quiet or as_json), **_only(only))
         click.echo(json.dumps(res.to_dict())) if as_json else _print_plan(res)
         return
+    from harmless.ownership import DriftConflict
     n = len(only) if only else len(inv.switches)
     _need_root()
-    with _fleet_bar(n, quiet or as_json, "harmless up") as on_switch:
-        r = orchestrator.up(inventory, _progress(quiet or as_json), revert_in=revert_in, on_switch=on_switch,
-                            wait_controller=0 if no_wait else wait_controller,
-                            keep_on_no_controller=keep_on_no_controller, **_only(only))
+    try:
+        with _fleet_bar(n, quiet or as_json, "harmless up") as on_switch:
+            r = orchestrator.up(inventory, _progress(quiet or as_json), revert_in=revert_in, on_switch=on_switch,
+                                wait_controller=0 if no_wait else wait_controller,
+                                keep_on_no_controller=keep_on_no_controller, **_only(only))
+    except DriftConflict as e:
+        _print_conflicts(e, as_json)
+        raise
     if as_json:
         click.echo(json.dumps(r.model_dump(mode="json")))
     else:
@@ -284,36 +296,117 @@ def _print_up(r, n: int) -> None:
 def _print_down(r) -> None:
     """What ``harmless down`` did (an :class:`harmless.results.DownResult`), for people."""
     for name, ok in r.restored.items():
-        out.print(f"{name}: running config " + ("[green]equals the saved original[/green]" if ok else
-                                                 "[red]differs from the saved original[/red]")
-                  + ("" if r.ports_restored.get(name) else "; every port has its original mode and VLANs"))
+        kept = r.kept.get(name, [])
+        what = f"the original + {len(kept)} change(s) kept" if kept else "the saved original"
+        out.print(f"{name}: running config " + (f"[green]equals {what}[/green]" if ok else
+                                                 f"[red]differs from {what}[/red]")
+                  + ("" if r.ports_restored.get(name) else "; every port has its original mode and VLANs"),
+                  highlight=False, soft_wrap=True)
+        if kept:
+            out.print(f"  kept (changed since up, not HARMLESS's): {', '.join(kept)}", highlight=False, markup=False,
+                      soft_wrap=True)
+        if r.discarded.get(name):
+            out.print(f"  discarded (--discard-changes): {', '.join(r.discarded[name])}", highlight=False,
+                      markup=False, soft_wrap=True)
     out.print("; ".join(dict.fromkeys(r.server or ["no bridges were left"])))
 
 
+def _print_revert(rv) -> None:
+    """One switch of ``down --dry-run`` or of a conflict (a :class:`harmless.ownership.SwitchRevert`), plainly."""
+    how = {"merge": "its original with the changes made since up kept", "exact": "its original exactly (HARMLESS "
+           "has no record of what it wrote there)", "discard": "its original exactly (--discard-changes)"}[rv.mode]
+    head = f"gets back {how}" + (" = the original byte for byte" if rv.equals_original and rv.mode == "merge" else "")
+    if not rv.original:                       # an up's objects to give back (no whole-switch target)
+        head = "what this inventory gives back was changed by hand since the last up"
+    out.print(f"[bold]{rv.switch}[/bold]: {head}", highlight=False, soft_wrap=True)
+    for title, items in (("reverted (HARMLESS's)", rv.reverted), ("kept (the operator's)", rv.kept),
+                         ("discarded (the operator's, lost)", rv.discarded)):
+        if items:
+            out.print(f"  {title}: {', '.join(c.label for c in items)}", highlight=False, markup=False, soft_wrap=True)
+    for c in rv.conflicts:
+        out.print(f"  [red]conflict[/red] {escape(c.label)}: changed by hand since up", highlight=False, soft_wrap=True)
+        for tag, lines in (("before HARMLESS", c.original), ("HARMLESS left", c.harmless), ("device now", c.now)):
+            out.print(f"    {tag}: " + (" | ".join(x.strip() for x in lines) if lines else "(absent)"),
+                      highlight=False, markup=False, soft_wrap=True)
+    if rv.diff:
+        out.print(rv.diff, highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_conflicts(e, as_json: bool) -> None:
+    """The switches of a :class:`harmless.ownership.DriftConflict` (``--json``: ``{"conflicts": {switch: ...}}``)."""
+    if as_json:
+        click.echo(json.dumps({"conflicts": {rv.switch: rv.model_dump(mode="json") for rv in e.reverts}}))
+    else:
+        for rv in e.reverts:
+            _print_revert(rv)
+
+
+def _print_preview(p) -> None:
+    """``harmless down --dry-run`` (a :class:`harmless.results.DownPreview`), for people."""
+    if p.unfinished_journal:
+        out.print(f"would finish {p.unfinished_journal}", highlight=False, soft_wrap=True)
+    for rv in p.switches.values():
+        _print_revert(rv)
+    for name, why in p.unreachable.items():
+        out.print(f"[red]{name}[/red]: cannot be read ({escape(why)})", highlight=False, soft_wrap=True)
+    out.print("server: would remove " + (", ".join(p.bridges) or "no bridge (none left)")
+              + (f"; would stop HARMLESS's Open vSwitch in {', '.join(p.stop_ovs)}" if p.stop_ovs else ""),
+              highlight=False, soft_wrap=True)
+    if p.blocked:
+        out.print("[red]down would stop[/red]: the operator changed what HARMLESS owns (conflicts above); keep the "
+                  "change by editing it back, or run harmless down --discard-changes", highlight=False, soft_wrap=True)
+    out.print("nothing was changed (--dry-run)")
+
+
 @main.command()
+@dry_run_option("show per switch what would be given back (HARMLESS's objects reverted, the operator's changes "
+                "kept, conflicts) and which bridges would be removed; change nothing")
+@click.option("--discard-changes", is_flag=True,
+              help="give every switch its original exactly, also where the operator changed a migrated port, a "
+                   "HARMLESS VLAN or the trunk (every change made since up is lost)")
 @quiet_option()
 @json_option()
 @handle_errors
-def down(quiet, as_json):
-    """Restore every switch's exact original configuration and remove the bridges.
+def down(dry_run, discard_changes, quiet, as_json):
+    """Give every switch back its original configuration, keep what the operator changed since, remove the bridges.
+
+    HARMLESS owns only what it wrote (the migrated ports, its VLANs, the trunk): down reverts exactly those and keeps
+    every change made by hand since up elsewhere (a new VLAN, a description, an unmigrated port, an ACL). Without
+    such changes the device ends byte for byte as its original. A change by hand to what HARMLESS owns stops down
+    before anything changes (exit 5), with the lines shown: edit it back and retry, or use --discard-changes.
 
     Works from whatever is left: the state, the journal of an interrupted up/down (Ctrl-C, kill, power loss), and
-    the retained original backups (so a lost or corrupt state file loses nothing). Each device must equal its
-    original byte for byte before the bridges are removed and HARMLESS's private Open vSwitch is stopped.
+    the retained original backups (so a lost or corrupt state file loses nothing). Each device is proven equal to its
+    target line by line before the bridges are removed and HARMLESS's private Open vSwitch is stopped.
     Nothing deployed: says so, exit 0 (with --json the empty result: no switch restored, nothing removed).
     """
     _need_root()
     from harmless import orchestrator
     from harmless import state as st
     from harmless.errors import NothingToDo
+    from harmless.ownership import DriftConflict
     from harmless.results import DownResult
+    if dry_run:
+        try:
+            p = orchestrator.down_preview(_progress(quiet or as_json), discard_changes=discard_changes)
+        except NothingToDo as e:
+            if not as_json:
+                raise                    # handle_errors: the line, exit 0
+            err.print(escape(str(e)), highlight=False, soft_wrap=True)
+            from harmless.results import DownPreview
+            p = DownPreview(switches={})
+        click.echo(json.dumps(p.model_dump(mode="json"))) if as_json else _print_preview(p)
+        return
     try:
         n = len(s.switches) if (s := st.load()) else 0
     except st.StateError:
         n = 0
     try:
         with _fleet_bar(n, quiet or as_json, "harmless down") as on_switch:
-            r = orchestrator.down(_progress(quiet or as_json), on_switch=on_switch)
+            r = orchestrator.down(_progress(quiet or as_json), on_switch=on_switch, discard_changes=discard_changes)
+    except DriftConflict as e:
+        _print_conflicts(e, as_json)
+        raise
     except NothingToDo as e:
         if not as_json:
             raise                    # handle_errors: the line, exit 0

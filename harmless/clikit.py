@@ -118,6 +118,9 @@ EXIT_INPUT = 2
 EXIT_PARTIAL = 3
 #: ``up --keep-on-no-controller``: the deployment was kept although no controller connected
 EXIT_NO_CONTROLLER = 4
+#: ``down`` (or ``up``) stopped: the operator changed what HARMLESS owns (``harmless.ownership.DriftConflict``);
+#: nothing was changed, the switch is still migrated
+EXIT_CONFLICT = 5
 #: interrupted (Ctrl-C, SIGTERM); what was applied was rolled back
 EXIT_INTERRUPTED = 130
 

@@ -7,11 +7,16 @@ instant (SIGKILL, power loss) leaves an unfinished journal; ``harmless down`` / 
 (:func:`unfinished`) to know which switches may have been touched and what was built, and finish the rollback.
 
 Records (one JSON object per line): ``{"seq", "t" (UTC ISO), "op": "up"|"down"|"recover", "step", "pid", ...}``.
-Steps of ``up``: ``up.begin`` → per switch ``backup.saved`` → ``device.commit`` → ``device.committed`` →
-``server.build`` → ``server.built`` → ``verified`` → per switch ``device.confirm`` → ``state.save`` → ``up.end``;
-of a rollback: ``rollback.begin`` → per switch ``device.restore`` → ``device.restored`` → ``server.remove`` →
-``server.removed`` → ``state.clear`` → ``rollback.end``; of ``down``: ``down.begin`` → the same restore/remove
-steps → ``down.end``. A torn last line (power loss during the append) is ignored.
+Steps of ``up``: ``up.begin`` → per switch ``backup.saved`` → [``device.revert``: an incremental ``up`` gives back
+the objects HARMLESS no longer needs (a port removed from the inventory, a moved VID or trunk), ``rollback_to`` the
+pre-run backup, ``keys``] → ``device.commit`` → ``device.committed`` → ``server.build`` → ``server.built`` →
+``verified`` → per switch ``device.confirm`` → ``state.save`` → ``up.end``; of a rollback: ``rollback.begin`` → per
+switch ``device.restore`` → ``device.restored`` → ``server.remove`` → ``server.removed`` → ``state.clear`` →
+``rollback.end``; of ``down``: ``down.begin`` (``discard_changes``) → per switch [``down.target``: the config the
+device will end with when the operator's changes are kept (``original``, ``target`` backup entries, ``reverted``,
+``kept``, ``discarded`` object labels)] → ``device.restore`` (``to``: the original or that target) →
+``device.restored`` → ``server.remove`` → ``server.removed`` → ``state.clear`` → ``down.end``. A torn last line
+(power loss during the append) is ignored.
 
 Signals (:func:`interruptible`): SIGINT/SIGTERM only set a flag; the current device step (a commit, a restore)
 finishes, and the next *forward* record raises :class:`Interrupted` so the caller rolls back. Rollback records never
@@ -40,7 +45,7 @@ from harmless.errors import HarmlessError
 
 #: steps that undo (never interrupted, write failures tolerated)
 UNDO_STEPS = {"rollback.begin", "device.restore", "device.restored", "server.remove", "server.removed",
-              "state.clear", "rollback.end", "down.begin", "down.end", "recover.begin", "recover.end",
+              "state.clear", "rollback.end", "down.begin", "down.target", "down.end", "recover.begin", "recover.end",
               "up.end", "backup.restored"}
 
 
@@ -137,7 +142,8 @@ def touched_switches(recs: list[dict]) -> list[str]:
     """Switches whose device may have been changed by the journal's run (a commit or restore was started)."""
     out: list[str] = []
     for r in recs:
-        if r.get("step") in ("device.commit", "device.restore", "device.confirm") and r.get("switch") not in out:
+        if r.get("step") in ("device.revert", "device.commit", "device.restore", "device.confirm") and \
+                r.get("switch") not in out:
             out.append(r["switch"])
     return out
 

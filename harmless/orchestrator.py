@@ -14,8 +14,10 @@ Guarantees:
     ``harmless recover`` undoes just that run).
   * ``up`` twice is a no-op on the device (empty diff); after an ovs-vswitchd restart ``up`` rebuilds the bridges and
     flows without committing anything to the switch.
-  * ``down`` restores the originals (config replace), checks the running config equals each byte for byte, then
-    removes the bridges and stops HARMLESS's private OVS — also when state.json is missing or corrupt.
+  * ``down`` gives back the originals with the operator's later changes kept (config replace; HARMLESS owns only
+    what it wrote, :mod:`harmless.ownership`), checks the running config equals each line by line (byte for byte
+    when nothing is kept), then removes the bridges and stops HARMLESS's private OVS — also when state.json is
+    missing or corrupt. A change of the operator to what HARMLESS owns stops it before anything changes.
 Progress goes through the ``progress`` callback (the CLI prints it); nothing here prints.
 
 This module is the one entry point the CLI, the labs and the tests call; the steps live below it:
@@ -36,14 +38,14 @@ from harmless.qos.deploy import check_kernel as qos_check_kernel
 from harmless.portmod import finish as portmod_finish
 from harmless.qos.live import finish as qos_live_finish
 from harmless.restore import restore_locked
-from harmless.results import DownResult, PlanResult, RecoverResult, StatusReport, UpResult
+from harmless.results import DownPreview, DownResult, PlanResult, RecoverResult, StatusReport, UpResult
 from harmless.state import StateError
 from harmless.status import status as _status
 from harmless.steps import (LOCK_WAIT_S, Progress, SwitchEvent, check_trunk_interfaces, compute, no_event, quiet,
                             refuse_unfinished)
 from harmless.up import UpRun
 
-__all__ = ["backups", "compute", "down", "plan", "recover", "recover_preview", "status", "up"]
+__all__ = ["backups", "compute", "down", "down_preview", "plan", "recover", "recover_preview", "status", "up"]
 
 
 def plan(inventory_path: str, progress: Progress = quiet, only: set[str] | None = None) -> PlanResult:
@@ -156,27 +158,49 @@ def up(inventory_path: str, progress: Progress = quiet, revert_in: int = 300,
                      only).run()
 
 
-def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownResult:
-    """``harmless down``: give every switch back its original config (in parallel), prove it, remove the bridges.
+def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event, discard_changes: bool = False) -> DownResult:
+    """``harmless down``: give every switch back its original config with the operator's later changes kept (in
+    parallel), prove it, remove the bridges.
 
     Works from whatever is there: the state, an unfinished journal of an interrupted ``up``/``down``, and the backup
-    index's active originals (so a lost or corrupt state.json does not lose the originals). For every switch: config
-    replace with its original, then check (a) the running config equals the original byte for byte and (b) every
-    port has the mode and VLANs it had before ``up`` (when known). Only when every switch passes are the bridges
-    removed, HARMLESS's private OVS stopped and the state forgotten (a corrupt state file is moved aside); otherwise
-    the journal stays unfinished so ``down`` can be retried, and the error names the switches and ports.
+    index's active originals (so a lost or corrupt state.json does not lose the originals). HARMLESS owns only what it
+    wrote (:mod:`harmless.ownership`): each device gets a config replace with its original + every change the operator
+    made since ``up`` to what HARMLESS does not own (a new VLAN, a description, an unmigrated port, an ACL); without
+    such changes that is the original byte for byte. Then it checks (a) the running config equals that target line by
+    line and (b) every port has the mode and VLANs it had before ``up`` (when known) unless a kept change says
+    otherwise. Only when every switch passes are the bridges removed, HARMLESS's private OVS stopped and the state
+    forgotten (a corrupt state file is moved aside); otherwise the journal stays unfinished so ``down`` can be retried,
+    and the error names the switches and ports.
+
+    Args:
+        discard_changes: give every switch its original exactly, also where the operator changed what HARMLESS owns
+            (the operator's later changes are lost).
 
     Returns:
         :class:`harmless.results.DownResult` (``restored`` per switch, ``config_restored`` True when every device
-        equals its original, ``ports_restored``, ``server``: what was removed).
+        equals its target, ``ports_restored``, ``server``: what was removed, ``kept``/``discarded``: the operator's
+        changes, ``proven_against``: the backup each device was proven equal to).
 
     Raises:
         NothingToDo: nothing is deployed (the CLI exits 0).
+        DriftConflict: the operator changed what HARMLESS owns (a migrated port, a HARMLESS VLAN, a trunk); nothing was
+            changed (exit code 5; the conflicting lines are in its ``reverts``).
         LockedError: another harmless holds the state directory.
         HarmlessError: a device could not be restored (the journal is kept so ``down`` can be retried).
     """
     with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
-        return DownRun(progress, on_switch).run()
+        return DownRun(progress, on_switch, discard=discard_changes).run()
+
+
+def down_preview(progress: Progress = quiet, discard_changes: bool = False) -> DownPreview:
+    """``harmless down --dry-run``: per switch what ``down`` would give back (objects reverted, the operator's changes
+    kept or discarded, conflicts, the diff) and per server the bridges it would remove. Reads the devices; changes
+    nothing and takes no lock.
+
+    Raises:
+        NothingToDo: nothing is deployed (the CLI exits 0).
+    """
+    return DownRun(progress, no_event, discard=discard_changes).preview()
 
 
 def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> RecoverResult:

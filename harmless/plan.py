@@ -6,10 +6,12 @@ For every migrated access port the plan fixes:
     br-of port 7 *is* legacy port 7 (HARMLESS paper, Sec. II: data-plane transparency);
   * its interface name as the device spells it (inventory names are matched canonically, ``Gi0/7`` =
     ``GigabitEthernet0/7``);
-  * its VID: the inventory's ``vid``, else the VID it had in the previous plan (stable across runs), else a VLAN on
-    the device that already carries this port's HARMLESS name (state lost but device configured), else
-    ``range_start + ofport`` when free (readable: port 7 -> VID 107 with range 100-199), else the lowest free VID.
-    VIDs configured on the device for other purposes are never used.
+  * its VID: the inventory's ``vid``, else (only without a previous plan: state lost but device configured) a VLAN on
+    the device that already carries this port's HARMLESS name, else ``range_start + ofport`` when free (readable:
+    port 7 -> VID 107 with range 100-199), else the lowest free VID. VIDs configured on the device for other
+    purposes are never used. With a previous plan the choice depends on the inventory and the device's other VLANs
+    only, never on the history of edits: after any sequence of inventory changes, ``up`` leaves the same VIDs as a
+    fresh ``up`` of the final inventory would (issue #22); the previous plan's VIDs only stay free for HARMLESS.
 """
 from __future__ import annotations
 
@@ -276,10 +278,10 @@ def _explicit_vids(sw: Switch, facts: DeviceFacts, ports: list, foreign: set[int
     return chosen, out
 
 
-def _allocate_vids(sw: Switch, facts: DeviceFacts, ports: list, prev: dict, foreign: set[int],
+def _allocate_vids(sw: Switch, facts: DeviceFacts, ports: list, stateless: bool, foreign: set[int],
                    chosen: dict[str, int], where: str) -> list[Finding]:
-    """Pass 2 of the VID choice, for ports without one in ``chosen`` (updated): the previous plan's VID, else the VLAN
-    already named for the port, else ``range_start + ofport``, else the lowest free VID of the range.
+    """Pass 2 of the VID choice, for ports without one in ``chosen`` (updated): when ``stateless`` (no previous plan)
+    the VLAN already named for the port, else ``range_start + ofport``, else the lowest free VID of the range.
 
     Returns:
         A refusal when no free VID is left in ``vlan_range`` (the ports left get none), else [].
@@ -292,9 +294,7 @@ def _allocate_vids(sw: Switch, facts: DeviceFacts, ports: list, prev: dict, fore
             continue
         n = sw.ofport_of(p)
         candidates = []
-        if sw.canonical(p.interface) in prev:
-            candidates.append(prev[sw.canonical(p.interface)].vid)
-        if vlan_name(sw.name, n) in by_name:
+        if stateless and vlan_name(sw.name, n) in by_name:
             candidates.append(by_name[vlan_name(sw.name, n)])
         candidates.append(lo + n)
         vid = next((v for v in candidates if lo <= v <= hi and v not in foreign and v not in taken), None)
@@ -320,12 +320,11 @@ def _choose_vids(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, po
     """Access port interface (inventory spelling) -> VID; never a VID the device uses for something else (VIDs of
     the previous plan or named ``harmless-...`` are ours); with the refusals of the choice (see
     :func:`plan_switch`)."""
-    prev = {sw.canonical(p.interface): p for p in previous.ports} if previous else {}
     ours, named_ours = _ours(facts, previous)
     foreign = {v for v, name in facts.vlans.items() if v not in ours and not str(name).startswith("harmless-")}
     foreign |= preflight.model_vlans(facts) - ours - named_ours
     chosen, out = _explicit_vids(sw, facts, ports, foreign, where)
-    out += _allocate_vids(sw, facts, ports, prev, foreign, chosen, where)
+    out += _allocate_vids(sw, facts, ports, previous is None, foreign, chosen, where)
     out += preflight.chosen_findings(sw, facts, chosen, ours | named_ours, where)
     return chosen, out
 
@@ -566,7 +565,7 @@ def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, whe
     Args:
         sw: the validated inventory entry.
         facts: what the device reports now (interfaces and configured VLANs).
-        previous: this switch's plan from the last ``up`` (for stable VIDs), or None.
+        previous: this switch's plan from the last ``up`` (its VIDs are HARMLESS's, not the operator's), or None.
         where: ``"<file>: switches[i]"`` for error messages.
         caps: the driver's capabilities for this device; QinQ ports are refused without them (see
             :func:`capability_findings`), and only the link-local protocols it can tunnel are planned (the rest

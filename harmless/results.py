@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from harmless.errors import Finding
 from harmless.otc.reach import ControllerCheck
+from harmless.ownership import SwitchRevert
 from harmless.plan import Plan
 from harmless.switch_drivers.base import DeviceFacts
 from harmless.switch_drivers.devdiff import DeviceDiff
@@ -43,16 +44,21 @@ class PlanResult:
     findings: list[Finding] = field(default_factory=list)
     changes: dict[str, DeviceDiff] = field(default_factory=dict)
     controllers: list[ControllerCheck] = field(default_factory=list)
+    #: per switch the owned objects an incremental ``up`` gives back first (their labels; :mod:`harmless.ownership`)
+    reverts: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The ``--json`` object: ``plan``, ``diffs``, ``device_vlans``, ``findings`` (each a
-        :class:`~harmless.errors.Finding`), ``changes`` (per switch ``{"syntax", "blocks", "text"}``) and
-        ``controllers``."""
-        return {"plan": self.plan.to_dict(), "diffs": self.diffs,
-                "device_vlans": {n: sorted(f.vlans) for n, f in self.facts.items()},
-                "findings": [f.model_dump(mode="json") for f in self.findings],
-                "changes": {n: {**d.model_dump(mode="json"), "text": d.text()} for n, d in self.changes.items()},
-                "controllers": [c.model_dump(mode="json") for c in self.controllers]}
+        :class:`~harmless.errors.Finding`), ``changes`` (per switch ``{"syntax", "blocks", "text"}``),
+        ``controllers``, and ``reverts`` when an incremental ``up`` gives objects back first."""
+        d = {"plan": self.plan.to_dict(), "diffs": self.diffs,
+             "device_vlans": {n: sorted(f.vlans) for n, f in self.facts.items()},
+             "findings": [f.model_dump(mode="json") for f in self.findings],
+             "changes": {n: {**d.model_dump(mode="json"), "text": d.text()} for n, d in self.changes.items()},
+             "controllers": [c.model_dump(mode="json") for c in self.controllers]}
+        if self.reverts:
+            d["reverts"] = self.reverts
+        return d
 
 
 class _Result(BaseModel):
@@ -109,16 +115,45 @@ class DownResult(_Result):
     """What ``harmless down`` did.
 
     Attributes:
-        restored: per switch whether its running config equals its original.
-        config_restored: every device equals its original (False when there was no switch to restore).
-        ports_restored: per switch the ports whose mode/VLANs differ from before ``up`` (empty: all back).
+        restored: per switch whether its running config equals its original with the operator's later changes kept
+            (:mod:`harmless.ownership`; without such changes: the original byte for byte).
+        config_restored: every device equals its original + kept changes (False when there was no switch to restore).
+        ports_restored: per switch the ports whose mode/VLANs differ from before ``up`` other than by a kept
+            change (empty: all back).
         server: what was removed or stopped on the server.
+        kept: per switch the operator's changes kept (object labels; absent: none).
+        discarded: per switch the operator's changes ``--discard-changes`` dropped (absent: none).
+        proven_against: per switch the backup file the device was proven equal to (the original, or the original
+            with the kept changes).
     """
 
     restored: dict[str, bool]
     config_restored: bool
     ports_restored: dict[str, list[str]]
     server: list[str]
+    kept: dict[str, list[str]] = Field(default_factory=dict)
+    discarded: dict[str, list[str]] = Field(default_factory=dict)
+    proven_against: dict[str, str] = Field(default_factory=dict)
+
+
+class DownPreview(_Result):
+    """What ``harmless down --dry-run`` found: what ``down`` would give back and remove; nothing was changed.
+
+    Attributes:
+        switches: per switch its :class:`harmless.ownership.SwitchRevert` (reverted, kept, conflicts, the diff).
+        unreachable: per switch that could not be read, why.
+        bridges: the bridges ``down`` would remove (present now).
+        stop_ovs: HARMLESS's private Open vSwitch instances it would stop.
+        unfinished_journal: an interrupted run ``down`` would finish (None: none).
+        blocked: ``down`` would stop on a conflict (the operator changed what HARMLESS owns).
+    """
+
+    switches: dict[str, SwitchRevert]
+    unreachable: dict[str, str] = Field(default_factory=dict)
+    bridges: list[str] = Field(default_factory=list)
+    stop_ovs: list[str] = Field(default_factory=list)
+    unfinished_journal: str | None = None
+    blocked: bool = False
 
 
 class RecoverResult(_Result):

@@ -34,8 +34,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harmless.errors import HarmlessError
 
-#: version of state.json this harmless writes and reads (1 = harmless 0.1, without ``version``: read and upgraded)
-STATE_VERSION = 2
+#: version of state.json this harmless writes and reads (1 = harmless 0.1, without ``version``, and 2, without
+#: ``owned``: read and upgraded)
+STATE_VERSION = 3
 
 
 class StateError(HarmlessError):
@@ -130,6 +131,32 @@ class OvsRef(_M):
     dpdk: DpdkRef | None = None
 
 
+class OwnedObject(_M):
+    """One config object HARMLESS wrote on a switch (a migrated port, one of its VLANs, a trunk): what it was before
+    and what HARMLESS left there (:mod:`harmless.switch_drivers.ownership`).
+
+    Attributes:
+        key: the object's key in the switch's config syntax (``interface fastethernet0/7``, ``vlans hl107``,
+            ``port 7``).
+        label: how it is named to people (``interface FastEthernet0/7``).
+        base: its lines before HARMLESS first wrote it (None: it did not exist).
+        ours: its lines as HARMLESS left them after its last commit (None: HARMLESS removed it).
+    """
+
+    key: str
+    label: str
+    base: list[str] | None = None
+    ours: list[str] | None = None
+
+
+class Ownership(_M):
+    """What HARMLESS owns on one switch: every object its tagging config addresses, in the switch's config syntax
+    (``blocks`` for IOS/EOS, ``junos``, ``procurve``). ``down`` reverts exactly these and keeps the rest."""
+
+    syntax: str
+    objects: list[OwnedObject] = Field(default_factory=list)
+
+
 class DeploymentState(_M):
     """Schema of state.json (version :data:`STATE_VERSION`), what :func:`load` returns and :func:`save` writes.
 
@@ -147,9 +174,11 @@ class DeploymentState(_M):
         port_admin: legacy ports HARMLESS shut on the device because a controller took their br-of port down
             (OFPPC_PORT_DOWN, :mod:`harmless.portmod`), ``{switch: {interface: {"ofport", "time"}}}``: written before
             the device is changed, removed before it is re-enabled; ``down`` gives the original config back anyway.
+        owned: per switch what HARMLESS wrote (:class:`Ownership`); a switch without it (a state of version 2) is
+            given back its original exactly by ``down``.
     """
 
-    version: Literal[2] = 2
+    version: Literal[3] = 3
     inventory: str
     plan: dict | None = None
     backups: dict[str, BackupRef] = Field(default_factory=dict)
@@ -160,6 +189,7 @@ class DeploymentState(_M):
     updated: str | None = None
     qos_live: dict[str, dict[str, dict]] = Field(default_factory=dict)
     port_admin: dict[str, dict[str, dict]] = Field(default_factory=dict)
+    owned: dict[str, Ownership] = Field(default_factory=dict)
 
     @property
     def deployed(self) -> bool:
@@ -195,8 +225,8 @@ def load() -> DeploymentState | None:
     if not isinstance(data, dict):
         raise StateError(str(p), "the state is corrupt (not a JSON object)", _FIX_CORRUPT)
     version = data.get("version", 1)
-    if version == 1:
-        data = {**data, "version": 2}
+    if version in (1, 2):
+        data = {**data, "version": STATE_VERSION}
     elif version != STATE_VERSION:
         raise StateError(str(p), f"state version {version!r} is not one this harmless reads (it reads "
                          f"{STATE_VERSION})", "use the harmless version that wrote it to run harmless down, or "
@@ -256,7 +286,8 @@ def _index_path() -> Path:
 
 def backup_index() -> list[dict]:
     """Every backup HARMLESS saved, oldest first: ``[{"switch", "file", "sha256", "time", "role": "original" |
-    "pre-run", "status": "active" | "restored" | "superseded", "record": {non-secret switch entry}}]``.
+    "pre-run" | "merged", "status": "active" | "restored" | "superseded", "record": {non-secret switch entry}}]``; an
+    active original may carry ``owned`` (:func:`set_owned`), a restored one ``restored_with_changes``.
 
     Raises:
         StateError: the index is corrupt.
@@ -287,8 +318,9 @@ def save_backup(switch: str, config: str, role: str = "original", record: dict |
     Args:
         switch: switch name.
         config: the running config text.
-        role: ``original`` (first migration: what ``down`` gives back) or ``pre-run`` (before an incremental ``up``,
-            for ``recover``).
+        role: ``original`` (first migration: what ``down`` gives back), ``pre-run`` (before an incremental ``up``,
+            for ``recover``) or ``merged`` (what ``down`` replaces the config with when it keeps the operator's
+            changes: the original + those changes).
         record: the non-secret inventory entry of the switch (to reconnect without state.json).
 
     Returns:
@@ -333,14 +365,29 @@ def active_originals() -> list[dict]:
     return list(reversed(out))
 
 
-def mark_restored(switch: str, file: str) -> None:
-    """Record that the device was proven equal to this original (it is no longer the active original)."""
+def mark_restored(switch: str, file: str, kept: str | None = None) -> None:
+    """Record that HARMLESS's changes are gone from the device (it is no longer the active original): the device was
+    proven equal to this original, or, with ``kept``, to the config in that backup file (the original with the
+    operator's later changes kept, :mod:`harmless.ownership`)."""
     with _INDEX_LOCK:
         entries = backup_index()
         for e in entries:
             if e["switch"] == switch and e["file"] == file and e["status"] == "active":
                 e["status"] = "restored"
                 e["restored"] = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+                if kept:
+                    e["restored_with_changes"] = kept
+        _write_index(entries)
+
+
+def set_owned(switch: str, file: str, owned: dict | None) -> None:
+    """Keep a copy of what HARMLESS owns on ``switch`` (an :class:`Ownership` dump) with its active original ``file``
+    in the index, so ``down`` keeps the operator's changes also when state.json is lost. Raises StateWriteError."""
+    with _INDEX_LOCK:
+        entries = backup_index()
+        for e in entries:
+            if e["switch"] == switch and e["file"] == file and e["status"] == "active":
+                e["owned"] = owned
         _write_index(entries)
 
 

@@ -14,6 +14,7 @@ from harmless import state as st
 from harmless.deployment import connect
 from harmless.errors import DeviceError, HarmlessError, InputError
 from harmless.inventory import Inventory, Switch
+from harmless.ownership import dropped, labels, unproven
 from harmless.plan import Plan, device_change, plan_with_findings
 from harmless.results import PlanResult
 from harmless.switch_drivers.base import Capabilities, DeviceFacts, SwitchDriver
@@ -57,10 +58,10 @@ def refuse_unfinished(where: str) -> None:
                          "config and remove the bridges) first")
 
 
-def mark_restored_quietly(switch: str, file: str) -> None:
+def mark_restored_quietly(switch: str, file: str, kept: str | None = None) -> None:
     """:func:`harmless.state.mark_restored`, ignoring a failed write (the next ``down`` proves it again)."""
     try:
-        st.mark_restored(switch, file)
+        st.mark_restored(switch, file, kept)
     except HarmlessError:
         pass
 
@@ -103,14 +104,16 @@ def port_differences(before: dict[str, dict], after: dict[str, dict]) -> list[st
     return out
 
 
-def original_for(sw: Switch, drv: SwitchDriver, facts: DeviceFacts, record: dict, progress: Progress) -> dict:
-    """The backup entry that is this switch's original: the retained one, or a new one saved now.
+def original_for(sw: Switch, drv: SwitchDriver, facts: DeviceFacts, record: dict, progress: Progress,
+                 text: str | None = None) -> dict:
+    """The backup entry that is this switch's original: the retained one, or a new one saved now (``text``: the
+    running config just read, else it is read here).
 
     Raises:
         InputError: the device carries HARMLESS's VLANs (a migrated config is never an original): with a retained
             original the fix is ``harmless down``; without one, the VLANs must go by hand first.
     """
-    text = drv.running_config()
+    text = drv.running_config() if text is None else text
     ours = carries_harmless(facts)
     kept = st.active_original(sw.name)
     if kept is not None:
@@ -144,6 +147,32 @@ def restore_device(drv: SwitchDriver, target: str) -> bool:
         drv.restore(target)
         current = drv.running_config()
     return current == target
+
+
+def restore_merged(drv: SwitchDriver, target: str) -> list[str]:
+    """Make the device's config equal ``target`` object by object (a merged config: the device prints it in its own
+    order), reconnecting once if the session is gone; returns the objects still differing ([] = proven line by line).
+    """
+    syntax = drv.config_syntax()
+    try:
+        current = drv.running_config()
+    except DeviceError:
+        drv.reconnect()
+        current = drv.running_config()
+    if unproven(syntax, target, current):
+        drv.restore(target)
+        current = drv.running_config()
+    return unproven(syntax, target, current)
+
+
+def port_changes_allowed(drv: SwitchDriver, before: dict[str, dict], target: str) -> set[str]:
+    """The port differences from ``before`` (:func:`port_differences` lines) that a target config carries (the
+    operator's kept changes); empty when the driver cannot parse ports from text."""
+    try:
+        ports = drv.ports_of(target)
+    except NotImplementedError:
+        return set()
+    return set(port_differences(before, st.jsonable({n: asdict(p) for n, p in sorted(ports.items())})))
 
 
 def _read_devices(inv: Inventory, src: str, progress: Progress, on_switch: SwitchEvent,
@@ -239,7 +268,11 @@ def compute(inv: Inventory, src: str, progress: Progress = quiet, keep_open: boo
                 if not tolerate or isinstance(o.error, InputError):
                     raise o.error
                 failed[n] = o.error
-        return _result(inv, src, plan, findings, facts, diff_out, failed), drivers
+        res = _result(inv, src, plan, findings, facts, diff_out, failed)
+        owned = s.owned if s else {}
+        res.reverts = {n: labels(owned.get(n), keys) for n in res.configs
+                       if (keys := dropped(owned.get(n), res.configs[n]))}
+        return res, drivers
     finally:
         if not keep_open:
             for d in list(drivers.values()):

@@ -1,8 +1,10 @@
 """``harmless up`` as a sequence of named steps, one method per journal step (:class:`UpRun`).
 
     step (method)      journal records
+    check_reverts      (read-only: what an incremental up gives back; a change by hand to it stops here)
     begin              up.begin
-    commit_switches    per switch, in parallel: backup.saved (save_original), device.commit, device.committed
+    commit_switches    per switch, in parallel: backup.saved (save_original), device.revert (give back what the
+                       inventory no longer asks for, revert_objects), device.commit, device.committed
     plan_server        (the plan to deploy: the switches done now, live QoS re-applied)
     build_server       server.build, server.built
     verify             verified
@@ -31,12 +33,13 @@ from harmless.inventory import Inventory, Switch
 from harmless.otc import bridges
 from harmless.otc import controllers as controller_side
 from harmless.ovs import Ovs
+from harmless.ownership import DriftConflict, dropped, labels, plan_revert, port_keys, record, revert_conflicts
 from harmless.plan import Plan
 from harmless.qos.deploy import overlay as qos_overlay
 from harmless.results import SwitchUp, UpResult
 from harmless.state import DeploymentState
 from harmless.steps import (Progress, SwitchEvent, compute, error_line, mark_restored_quietly, original_for,
-                            port_states, restore_device)
+                            port_states, restore_device, restore_merged)
 
 
 class UpRun:
@@ -72,6 +75,8 @@ class UpRun:
         self.new_originals: dict[str, dict] = {}    # originals saved by this run (first migrations)
         self.backups = {n: b.model_dump() for n, b in self.prev.backups.items()} if self.prev else {}
         self.ports_before = dict(self.prev.ports_before) if self.prev else {}
+        self.owned: dict[str, st.Ownership] = dict(self.prev.owned) if self.prev else {}   # what HARMLESS wrote
+        self.reverts: dict[str, list[str]] = {}     # switch -> owned keys this run gives back (check_reverts)
         self.j: journal.Journal | None = None
         self.ovs: Ovs | None = None
         self.created_ovs = False
@@ -86,6 +91,7 @@ class UpRun:
         """Every step in order; a failure rolls back what this run applied and raises (see :func:`fail`)."""
         try:
             journal.check_interrupt("interrupted before any change; nothing was changed")
+            self.check_reverts()
             try:
                 for step in (self.begin, self.commit_switches, self.plan_server, self.build_server, self.verify,
                              self.confirm, self.mirror_links, self.save_state, self.prove_failed_back):
@@ -101,6 +107,38 @@ class UpRun:
         self.j.close()
         return self.result()
 
+    def check_reverts(self) -> None:
+        """Before any change: the owned objects each switch's new tagging config no longer addresses (a port removed
+        from the inventory, a moved VID or trunk) are given back by this run; one the operator changed stops it.
+
+        Raises:
+            DriftConflict: such an object was changed by hand since the last ``up`` (nothing changed).
+        """
+        bad = []
+        for sw in self.inv.switches:
+            o = self.owned.get(sw.name)
+            if sw.name not in self.res.configs or o is None:
+                continue
+            config = self.res.configs[sw.name]
+            keys = dropped(o, config) + port_keys(o, config, self._shrinking_shared_trunks(sw.name))
+            if not keys:
+                continue
+            self.reverts[sw.name] = keys
+            conflict = revert_conflicts(sw.name, o, self.drivers[sw.name].running_config(), keys)
+            if conflict:
+                bad.append(conflict)
+        if bad:
+            raise DriftConflict(bad, command="harmless up")
+
+    def _shrinking_shared_trunks(self, name: str) -> list[str]:
+        """``shared`` trunks of ``name`` that lose VIDs in this run: a shared trunk's tagging config only adds VIDs
+        (the port keeps the operator's), so it is given back first and the tagging config rendered again."""
+        if self.prev_plan is None or name not in {sp.name for sp in self.prev_plan.switches}:
+            return []
+        before = {t.switch_port: set(t.vids) for t in self.prev_plan.switch(name).trunks}
+        return [t.switch_port for t in self.res.plan.switch(name).trunks
+                if t.shared and before.get(t.switch_port, set()) - set(t.vids)]
+
     def begin(self) -> None:
         """``up.begin``: the journal of this run."""
         self.j = journal.Journal("up", self.progress)
@@ -108,50 +146,111 @@ class UpRun:
                       switches=[sw.name for sw in self.chosen], prior_deployed=self.prev_plan is not None)
 
     # ------------------------------------------------------------------ 1. switch side, in parallel
-    def save_original(self, sw: Switch) -> dict | None:
+    def save_original(self, sw: Switch, changing: bool) -> tuple[dict | None, str | None]:
         """``backup.saved`` on a first migration (the original); a pre-run backup before an incremental change.
 
         Returns:
-            The backup entry to roll the device back to, or None (an empty diff on a migrated switch).
+            ``(the backup entry to roll the device back to, the running config now)``; ``(None, None)`` when a
+            migrated switch is not ``changing``.
         """
-        drv, diff = self.drivers[sw.name], self.res.diffs[sw.name]
+        drv = self.drivers[sw.name]
         if sw.name not in self.backups:
-            entry = original_for(sw, drv, self.res.facts[sw.name], self.records[sw.name], self.progress)
+            before = drv.running_config()
+            entry = original_for(sw, drv, self.res.facts[sw.name], self.records[sw.name], self.progress, before)
             with self._lock:
                 self.new_originals[sw.name] = entry
             self.j.record("backup.saved", switch=sw.name, **entry)
             with self._lock:
                 self.backups[sw.name] = entry
                 self.ports_before[sw.name] = st.jsonable(port_states(self.res.facts[sw.name]))
-            return entry
-        if diff:
+            return entry, before
+        if changing:
             self.progress(f"saving the running config of {sw.name} before this change")
-            return st.save_backup(sw.name, drv.running_config(), role="pre-run", record=self.records[sw.name])
-        return None
+            before = drv.running_config()
+            return st.save_backup(sw.name, before, role="pre-run", record=self.records[sw.name]), before
+        return None, None
 
     def commit_switch(self, sw: Switch) -> bool:
-        """``device.commit`` → ``device.committed``: one switch's tagging config (commit-confirm where supported).
+        """[``device.revert``] → ``device.commit`` → ``device.committed``: one switch's tagging config (commit-confirm
+        where supported), after giving back what the inventory no longer asks for; then what HARMLESS owns there.
 
         Returns:
             True when committed, False when the device already had it (empty diff, nothing touched).
         """
         drv, diff = self.drivers[sw.name], self.res.diffs[sw.name]
-        rollback_to = self.save_original(sw)
-        if not diff:
+        keys = self.reverts.get(sw.name, [])
+        rollback_to, before = self.save_original(sw, bool(diff or keys))
+        if not diff and not keys:
             self.progress(f"{sw.name}: already configured (empty diff), not touching it")
             drv.discard()
+            self.note_owned(sw, None)
             return False
+        if keys:
+            self.revert_objects(sw, keys, rollback_to, before)
+            self.rerender(sw)
         confirm = drv.capabilities.commit_confirm
         self.j.record("device.commit", switch=sw.name, rollback_to=rollback_to, diff_lines=len(diff.splitlines()))
         with self._lock:
             self.touched[sw.name] = rollback_to
         self.progress(f"committing {len(diff.splitlines())} diff lines on {sw.name}"
                       + (f" (commit-confirm, reverts in {self.revert_in} s)" if confirm else ""))
-        drv.apply(self.res.configs[sw.name], revert_in=self.revert_in if confirm else None, loaded_diff=diff)
+        drv.apply(self.res.configs[sw.name], revert_in=self.revert_in if confirm else None,
+                  loaded_diff=None if keys else diff)
         with self._lock:
             self.committed[sw.name] = True
         self.j.record("device.committed", switch=sw.name)
+        self.note_owned(sw, before)
         return True
+
+    def revert_objects(self, sw: Switch, keys: list[str], rollback_to: dict, before: str) -> None:
+        """``device.revert``: give the owned objects ``keys`` back (their config before HARMLESS took them), keeping
+        everything else as the device has it (the primitive ``down`` uses, on a subset).
+
+        Raises:
+            CommitError: one was changed by hand since :meth:`check_reverts`, or the device does not show the result.
+        """
+        target, m = plan_revert(self.owned[sw.name], before, keys)
+        if m.conflicts:
+            raise CommitError(sw.name, "changed by hand while this up ran: " + ", ".join(
+                labels(self.owned[sw.name], [c.key for c in m.conflicts])), "run harmless up again")
+        if not m.replace:
+            return
+        self.j.record("device.revert", switch=sw.name, rollback_to=rollback_to, keys=m.reverted)
+        with self._lock:
+            self.touched[sw.name] = rollback_to
+        self.progress(f"{sw.name}: giving back {', '.join(labels(self.owned[sw.name], m.reverted))} "
+                      "(no longer in the inventory's plan)")
+        left = restore_merged(self.drivers[sw.name], target)
+        if left:
+            raise CommitError(sw.name, "giving back what the inventory no longer asks for did not take: "
+                              + ", ".join(left[:3]), "run harmless up again (this run is rolled back)")
+
+    def rerender(self, sw: Switch) -> None:
+        """After giving objects back: read the device again and render the tagging config from what it is now (a
+        shared trunk's allowed list is its current one + HARMLESS's VIDs; the render's cleanup reads the config)."""
+        drv, sp = self.drivers[sw.name], self.res.plan.switch(sw.name)
+        drv.facts()
+        config = drv.render(sp.access_changes(), sp.trunk_changes())
+        with self._lock:
+            self.res.configs[sw.name] = config
+
+    def note_owned(self, sw: Switch, before: str | None) -> None:
+        """What HARMLESS owns on ``sw`` after this run's commit (``before``: the config before it; None: nothing
+        was committed, the record is only made when there is none yet, e.g. after an upgrade)."""
+        prev = self.owned.get(sw.name)
+        if before is None and prev is not None:
+            return
+        drv = self.drivers[sw.name]
+        after = drv.running_config()
+        original = st.read_backup(self.backups[sw.name]) if prev is None and self._had_backup(sw.name) else None
+        try:
+            rec = record(drv.config_syntax().name, self.res.configs[sw.name], before or after, after, prev, original)
+        except (ValueError, KeyError) as e:
+            self.progress(f"{sw.name}: cannot read its config as objects ({e}); harmless down will give back the "
+                          "original exactly")
+            return
+        with self._lock:
+            self.owned[sw.name] = rec
 
     def commit_switches(self) -> None:
         """Every switch in parallel; a switch that fails is left in its original config and noted in ``failed``.
@@ -241,8 +340,11 @@ class UpRun:
             ports_before={n: p for n, p in self.ports_before.items() if n in kept},
             switches={n: r for n, r in self.records.items() if n in kept},
             ovs=ovs_ref(self.ovs, self.inv.server.datapath),
-            phase="up", updated=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), qos_live=self.qos_live)
+            phase="up", updated=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), qos_live=self.qos_live,
+            owned={n: o for n, o in self.owned.items() if n in kept})
         self.j.record("state.save")
+        for n, o in self.state.owned.items():        # a copy beside the original: down keeps the operator's changes
+            st.set_owned(n, self.state.backups[n].file, o.model_dump(mode="json"))   # also without state.json
         st.save(self.state)
 
     def prove_failed_back(self) -> None:

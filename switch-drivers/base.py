@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from harmless.errors import CommitError, DeviceError
 from harmless.switch_drivers.models import parse_model
+from harmless.switch_drivers.ownership import ConfigSyntax, syntax_for
 from harmless.switch_drivers.portmodel import with_management
 
 if TYPE_CHECKING:
@@ -291,6 +292,19 @@ class SwitchDriver(abc.ABC):
 
         Raises:
             NotImplementedError: the driver's online diff is the device's own; the caller uses its generic one.
+        """
+        raise NotImplementedError
+
+    def config_syntax(self) -> ConfigSyntax:
+        """How this device's running config splits into objects (:mod:`.ownership`: what HARMLESS owns, the merge of
+        ``down``). Raises KeyError when the driver has none."""
+        return syntax_for(self.port_model_syntax or self.name)
+
+    def ports_of(self, config_text: str) -> dict[str, PortVlanState]:
+        """Per-port 802.1Q state of a config text (pure; what the device would report with that config).
+
+        Raises:
+            NotImplementedError: the driver cannot parse it.
         """
         raise NotImplementedError
 

@@ -74,6 +74,10 @@ class NapalmDriver(SwitchDriver):
         """``{vid: name}`` from running-config text (pure; vendor drivers implement it)."""
         raise NotImplementedError
 
+    def ports_of(self, config_text: str) -> dict[str, PortVlanState]:
+        """:meth:`parse_ports` (the per-port state the running config text gives)."""
+        return self.parse_ports(config_text)
+
     def device_vlans(self, config_text: str) -> dict[int, str]:
         """``{vid: name}`` for :meth:`facts`; default :meth:`parse_vlans` of the running config (a vendor driver
         may ask the device instead)."""

@@ -161,6 +161,10 @@ class NetmikoCliDriver(SwitchDriver):
         return DeviceFacts(hostname=hostname, model="", os_version="", interfaces=tuple(ports),
                            vlans=self.dialect.vlans(running), ports=ports, port_model=model)
 
+    def ports_of(self, config_text: str):
+        """The dialect's per-port state of a config text (pure)."""
+        return self.dialect.port_states(config_text)
+
     # ------------------------------------------------------------------ offline
     def load_saved(self, config_text: str) -> DeviceFacts:
         """See :meth:`SwitchDriver.load_saved`: the saved text (headers stripped like the device's output) stands

@@ -141,3 +141,31 @@ def test_harmless_ports_online_reads_the_device(procurve, rejecting_procurve, tm
     with _drv(rejecting_procurve) as drv:
         other = parse_model("procurve", drv.running_config()).to_json_dict()
     assert json.loads(both.stdout) == {"sw2": got, "sw2b": other}                # several switches: {name: object}                 # several switches: {name: object}
+
+
+def test_down_merge_keeps_the_operators_vlan_edits_on_the_device(procurve):
+    """Issue #22 on the ProCurve syntax through the real driver: the merged config ``down`` computes (original +
+    the operator's edits, HARMLESS's memberships reverted) is accepted by the line-wise restore and equals, byte for
+    byte, what the same edits give on the unmigrated switch; an edit to the trunk's memberships is a conflict."""
+    from harmless import ownership
+
+    edits = ["vlan 555", 'name "ops"', "untagged 12", "exit", "vlan 100", "tagged 20", "exit"]
+    with _drv(procurve) as drv:
+        original = drv.running_config()
+        drv._push("operator", edits)
+        reference = drv.running_config()
+        drv.restore(original)
+        drv.facts()
+        config = drv.render(ACCESS, TRUNKS)
+        drv.apply(config)
+        owned = ownership.record("procurve", config, original, drv.running_config(), None)
+        drv._push("operator", edits)
+        r = ownership.plan_down("sw2", owned, drv.config_syntax(), original, drv.running_config(), "o")
+        assert not r.conflicts and {c.label for c in r.kept} == {"vlan 555", "port 12", "port 20"}
+        drv.restore(r.target)                         # the driver checks the text after its line-wise restore
+        assert drv.running_config() == reference
+        drv.restore(original)
+        drv.apply(config)
+        drv._push("operator", ["vlan 555", 'name "ops"', "tagged 25", "exit"])
+        r = ownership.plan_down("sw2", owned, drv.config_syntax(), original, drv.running_config(), "o")
+        assert [c.label for c in r.conflicts] == ["port 25"]

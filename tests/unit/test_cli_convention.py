@@ -260,7 +260,7 @@ def test_down_with_nothing_deployed_exits_0_twice_and_json_is_the_empty_result(m
         assert code == 0 and out == "" and "nothing is deployed" in err and "error" not in err, err
     code, out, err = run(["down", "--json"], env)
     assert code == 0 and json.loads(out) == {"restored": {}, "config_restored": False, "ports_restored": {},
-                                             "server": []}
+                                             "server": [], "kept": {}, "discarded": {}, "proven_against": {}}
     code, out, _ = run(["status", "--json"], env)
     assert code == 0 and json.loads(out)["deployed"] is False
 

@@ -48,7 +48,8 @@ def test_results_dump_with_the_keys_json_always_printed():
                                                 "controllers_connected", "controllers_missing"]
     assert up.model_dump(mode="json")["results"] == {"sw1": {"status": "unchanged", "error": None}}
     down = DownResult(restored={"sw1": True}, config_restored=True, ports_restored={"sw1": []}, server=["x"])
-    assert list(down.model_dump()) == ["restored", "config_restored", "ports_restored", "server"]
+    assert list(down.model_dump()) == ["restored", "config_restored", "ports_restored", "server", "kept", "discarded",
+                                       "proven_against"]
     assert RecoverResult(recovered="nothing").model_dump(mode="json") == {"recovered": "nothing"}
     assert RecoverResult(recovered="down", down=down).model_dump(mode="json") == {"recovered": "down",
                                                                                   **down.model_dump()}

@@ -80,7 +80,7 @@ def test_state_round_trip_versions_and_damage(state_dir):
     raw = json.loads(p.read_text())
     del raw["version"]
     p.write_text(json.dumps(raw))
-    assert st.load().version == 2
+    assert st.load().version == st.STATE_VERSION
     for text, words in [("{not json", "not JSON"), ('{"version": 7, "inventory": "x"}', "state version 7"),
                         ('{"inventory": 5}', "corrupt"), ("[1, 2]", "not a JSON object")]:
         p.write_text(text)

@@ -100,7 +100,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                          "harmless.netbox")),
     ("inventory", ("harmless.inventory", "harmless.inventory.*")),
     ("deployment access", ("harmless.deployment", "harmless.fleet")),
-    ("plan/preflight", ("harmless.plan", "harmless.preflight")),
+    ("plan/preflight", ("harmless.plan", "harmless.preflight", "harmless.ownership")),
     ("translator and plan-level checks", ("harmless.otc", "harmless.otc.*", "harmless.health", "harmless.results",
                                           "harmless.qos.deploy")),
     ("commands", ("harmless.orchestrator", "harmless.steps", "harmless.up", "harmless.down", "harmless.status",
@@ -242,3 +242,18 @@ def test_core_functions_are_at_most_60_lines():
 def test_every_function_in_harmless_and_otc_is_at_most_60_lines():
     bad = _long_functions()
     assert bad == [], bad
+
+
+def test_test_modules_outside_packages_have_unique_basenames():
+    """pytest's default import mode (rootdir-relative, ``prepend``) imports a test module outside a package by its
+    basename: two ``test_x.py`` in folders without ``__init__.py`` stop the whole suite at collection ("import file
+    mismatch"). Lab tests take a ``_lab`` suffix (``tests/lab/test_l2pt_lab.py`` beside ``tests/unit/test_l2pt.py``)."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for f in sorted((ROOT / "tests").rglob("test_*.py")):
+        if (f.parent / "__init__.py").exists() or ".faucet-suite" in f.parts:
+            continue
+        if f.name in seen:
+            clashes.append(f"{seen[f.name].relative_to(ROOT)} and {f.relative_to(ROOT)}")
+        seen.setdefault(f.name, f)
+    assert not clashes, "same basename, rename one: " + "; ".join(clashes)
