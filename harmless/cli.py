@@ -565,8 +565,12 @@ def status(switch, no_device, as_json):
               help="also listen for the switches' syslog (UDP): a link-change message polls that switch at once")
 @click.option("--no-port-mod", is_flag=True, envvar="HARMLESS_WATCH_NO_PORT_MOD",
               help="do not carry out controllers' port-mods (OFPPC_PORT_DOWN); link mirroring only")
+@click.option("--device-hold", default=5.0, show_default=True, type=click.FloatRange(min=0),
+              envvar="HARMLESS_WATCH_DEVICE_HOLD", metavar="SECONDS",
+              help="shut a legacy port only when the controller still holds it down after this long (a shorter "
+                   "port-down is a flap, carried out on br-of only)")
 @handle_errors
-def watch(interval, once, as_json, syslog, no_port_mod):
+def watch(interval, once, as_json, syslog, no_port_mod, device_hold):
     """Mirror legacy link state to br-of, and carry out controllers' port-downs as a hardware switch does.
 
     Polls every deployed switch (NAPALM get_interfaces) every --interval seconds. When a migrated port's link goes
@@ -577,7 +581,8 @@ def watch(interval, once, as_json, syslog, no_port_mod):
 
     A controller's port-mod with OFPPC_PORT_DOWN (which OVS ignores on br-of's patch ports) holds the br-of port down
     at once (config PORT_DOWN, state LINK_DOWN, nothing passes) and shuts the legacy port on the device, so the host
-    loses its link (inventory openflow.port_down: server keeps it on the server); clearing the bit undoes both. Runs
+    loses its link once the port has been down for --device-hold seconds (inventory openflow.port_down: server keeps
+    it on the server); clearing the bit undoes both. Runs
     until Ctrl-C; packaging/systemd/harmless-watch.service runs it as a service.
     """
     _need_root()
@@ -605,7 +610,7 @@ def watch(interval, once, as_json, syslog, no_port_mod):
     listen = linkwatch.parse_listen(syslog) if syslog else None
     portmod.watch(interval, once, on_event=link, on_admin=admin,
                   on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"), syslog=listen,
-                  port_mod=not no_port_mod)
+                  port_mod=not no_port_mod, hold_s=device_hold)
 
 
 # ----------------------------------------------------------------------------- lab

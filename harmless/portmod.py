@@ -20,7 +20,8 @@ ovs-vswitchd's log, ``netdev|WARN|failed to set flags for network device sw1-p7:
   a ``PORT_DOWN`` on a port watch holds link-down is recorded, a cleared one releases the port (it stays link-down
   while the legacy link is down, as a hardware port whose link is still coming up);
 * then, with inventory ``openflow.port_down: device`` (the default), the legacy port is shut on the switch so the host
-  sees its link go down (:class:`DeviceWorker`): journaled (op ``portmod``: ``portmod.begin`` -> ``state.save`` ->
+  sees its link go down, once the controller has held it down for :data:`DEVICE_HOLD_S` (a shorter flap stays on
+  the server) (:class:`DeviceWorker`): journaled (op ``portmod``: ``portmod.begin`` -> ``state.save`` ->
   ``device.commit`` -> ``device.committed`` -> ``portmod.end``), recorded in ``state.json`` (``port_admin``) before
   the commit, undone when the bit is cleared (only a port HARMLESS shut: one the operator had shut stays shut), and
   ``harmless down`` gives the original config back whatever happened. ``port_down: server`` keeps it on the server.
@@ -65,6 +66,11 @@ RECHECK_S = 2.0
 LOCK_WAIT_S = 10.0
 #: after a failed device change, the next try for that port waits this long (s)
 DEVICE_RETRY_S = 30.0
+#: a port-down shorter than this (s) is a flap, carried out on the server only: the device is shut only for a port
+#: the controller still holds down after it. A legacy switch's commit takes seconds (3-10 s in the lab), so the shut
+#: of a 1-2 s flap (Faucet's ``flap_all_switch_ports``) would land after the controller brought the port back and
+#: take it down a second time; ``harmless watch --device-hold`` changes it
+DEVICE_HOLD_S = 5.0
 
 Report = Callable[["AdminEvent"], None]
 Say = Callable[[str], None]
@@ -307,13 +313,16 @@ class DeviceWorker(threading.Thread):
     """Shuts and re-enables legacy ports for the port-mods, one journaled commit at a time, latest wish per port.
 
     A port whose wish changes again while its commit runs gets one more commit afterwards (nothing is queued twice).
-    Its own driver sessions (:class:`harmless.linkwatch.Sessions`), apart from the link poll's.
+    A shut waits ``hold_s`` seconds (:data:`DEVICE_HOLD_S`): a port the controller releases within that time is never
+    shut on the device (a flap). Its own driver sessions (:class:`harmless.linkwatch.Sessions`), apart from the link
+    poll's.
     """
 
-    def __init__(self, on_event: Report, on_error: Say):
+    def __init__(self, on_event: Report, on_error: Say, hold_s: float = DEVICE_HOLD_S):
         super().__init__(name="harmless-portmod-device", daemon=True)
-        self.on_event, self.on_error = on_event, on_error
+        self.on_event, self.on_error, self.hold_s = on_event, on_error, hold_s
         self.want: dict[tuple[str, str], tuple[int, bool]] = {}
+        self.asked_at: dict[tuple[str, str], float] = {}
         self.failed_at: dict[tuple[str, str], float] = {}
         self.cv = threading.Condition()
         self.sessions = Sessions()
@@ -323,6 +332,7 @@ class DeviceWorker(threading.Thread):
         """The controller holds (``shut``) or released this port: make the device follow."""
         with self.cv:
             self.want[(switch, interface)] = (ofport, shut)
+            self.asked_at[(switch, interface)] = time.monotonic()
             self.failed_at.pop((switch, interface), None)
             self.cv.notify()
 
@@ -336,7 +346,7 @@ class DeviceWorker(threading.Thread):
             while True:
                 with self.cv:
                     while not self._quit and not self._due():
-                        self.cv.wait(DEVICE_RETRY_S)
+                        self.cv.wait(self._next_s())
                     if self._quit:
                         return
                     key = self._due()[0]
@@ -345,9 +355,20 @@ class DeviceWorker(threading.Thread):
         finally:
             self.sessions.close_all()
 
+    def _due_at(self, key: tuple[str, str]) -> float:
+        """When (monotonic s) the wish of ``key`` may be carried out: after a failure's retry time, a shut after the
+        hold."""
+        at = self.failed_at.get(key, -DEVICE_RETRY_S) + DEVICE_RETRY_S
+        return max(at, self.asked_at.get(key, 0.0) + self.hold_s) if self.want[key][1] else at
+
     def _due(self) -> list[tuple[str, str]]:
         now = time.monotonic()
-        return [k for k in self.want if now - self.failed_at.get(k, -DEVICE_RETRY_S) >= DEVICE_RETRY_S]
+        return [k for k in self.want if self._due_at(k) <= now]
+
+    def _next_s(self) -> float:
+        """Seconds until the next wish is due (at most :data:`DEVICE_RETRY_S`)."""
+        now = time.monotonic()
+        return min([DEVICE_RETRY_S] + [max(0.01, self._due_at(k) - now) for k in self.want])
 
     def _one(self, key: tuple[str, str], ofport: int, shut: bool) -> None:
         """One port's device step; a failure is reported and retried after :data:`DEVICE_RETRY_S` (unless the wish
@@ -457,11 +478,14 @@ def finish(recs: list[dict], progress: Say = lambda m: None) -> dict:
 
 
 # ----------------------------------------------------------------------------- harmless watch
-def start(s: DeploymentState, on_event: Report, on_error: Say, wait_s: float = 10.0) -> PortModWatcher:
-    """Start the port-mod watcher (and its device worker when a switch has ``port_down: device``); returns once it
-    follows ovs-vswitchd (or after ``wait_s`` seconds, the error reported through ``on_error``)."""
+def start(s: DeploymentState, on_event: Report, on_error: Say, wait_s: float = 10.0,
+          hold_s: float = DEVICE_HOLD_S) -> PortModWatcher:
+    """Start the port-mod watcher (and its device worker when a switch has ``port_down: device``, shutting a port the
+    controller holds down for ``hold_s`` seconds); returns once it follows ovs-vswitchd (or after ``wait_s`` seconds,
+    the error reported through ``on_error``)."""
     plan = Plan.from_dict(s.plan)
-    dev = DeviceWorker(on_event, on_error) if any(sp.port_down == "device" for sp in plan.switches) else None
+    dev = (DeviceWorker(on_event, on_error, hold_s) if any(sp.port_down == "device" for sp in plan.switches)
+           else None)
     w = PortModWatcher(s, on_event, on_error, dev)
     if dev is not None:
         dev.start()
@@ -483,9 +507,9 @@ def stop(w: PortModWatcher | None) -> None:
 
 def watch(interval: float = 1.0, once: bool = False, on_event: Callable = lambda e: None,
           on_admin: Report = lambda e: None, on_error: Say = lambda m: None,
-          syslog: tuple[str, int] | None = None, port_mod: bool = True) -> None:
+          syslog: tuple[str, int] | None = None, port_mod: bool = True, hold_s: float = DEVICE_HOLD_S) -> None:
     """``harmless watch``: link mirroring (:func:`harmless.linkwatch.watch`) and, beside it, the port-mod watcher
-    (:func:`start`; not with ``once`` or ``port_mod=False``), until Ctrl-C.
+    (:func:`start`, device shuts after ``hold_s`` s; not with ``once`` or ``port_mod=False``), until Ctrl-C.
 
     Raises:
         As :func:`harmless.linkwatch.watch`; OvsError when ovs-vswitchd's log cannot be followed is reported through
@@ -495,7 +519,7 @@ def watch(interval: float = 1.0, once: bool = False, on_event: Callable = lambda
         linkwatch.watch(interval, once, on_event, on_error, syslog)
         return
     s = st.load()
-    w = start(s, on_admin, on_error) if s and s.plan else None
+    w = start(s, on_admin, on_error, hold_s=hold_s) if s and s.plan else None
     try:
         linkwatch.watch(interval, once, on_event, on_error, syslog)
     finally:

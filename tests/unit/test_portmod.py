@@ -52,6 +52,40 @@ def test_the_device_is_changed_only_for_what_harmless_did(shut, recorded, link, 
     assert portmod.device_step(shut, recorded, link) == step
 
 
+def test_the_device_worker_shuts_only_a_port_still_held_after_the_hold(monkeypatch):
+    """A flap shorter than the hold never reaches the device (Faucet's flap_all_switch_ports: down, 1 s, up); a port
+    held longer is shut once, and its release follows at once. device_change is the journaled device step (a lab
+    test and the fault matrix run the real one); here it records what the worker asked for."""
+    import threading
+    import time
+    calls, done = [], threading.Event()
+
+    def change(switch, interface, ofport, shut, sessions):
+        calls.append((interface, shut, time.monotonic()))
+        done.set()
+
+    monkeypatch.setattr(portmod, "device_change", change)
+    w = portmod.DeviceWorker(lambda ev: None, lambda m: None, hold_s=0.6)
+    w.start()
+    try:
+        t0 = time.monotonic()
+        w.ask("sw1", "Fa0/7", 7, True)
+        time.sleep(0.2)
+        w.ask("sw1", "Fa0/7", 7, False)              # released within the hold: only the (no-op) release is asked
+        assert done.wait(2) and [c[:2] for c in calls] == [("Fa0/7", False)]
+        assert calls[0][2] - t0 < 0.6
+        calls.clear(), done.clear()
+        t0 = time.monotonic()
+        w.ask("sw1", "Fa0/8", 8, True)              # held: shut after the hold, not before
+        assert done.wait(3) and [c[:2] for c in calls] == [("Fa0/8", True)] and calls[0][2] - t0 >= 0.6
+        done.clear()
+        w.ask("sw1", "Fa0/8", 8, False)             # a release is not held back
+        assert done.wait(2) and calls[-1][:2] == ("Fa0/8", False) and calls[-1][2] - calls[0][2] < 0.5
+    finally:
+        w.stop()
+        w.join(5)
+
+
 def test_the_admin_event_dumps_as_watch_json_prints_it():
     e = portmod.AdminEvent(switch="sw1", interface="Fa0/7", ofport=7, admin="down", where="br-of", seen="log",
                            detected_at=1.23456, applied_at=1.3)
