@@ -189,7 +189,7 @@ def test_port_down_from_the_controller_takes_the_hosts_link_down_and_down_restor
                  detail=lambda: f"watch said: {_drain(watch.stderr)} {_drain(watch.stdout)}")
         t_host = time.time()
         print(f"\nport-mod down -> port-status PORT_DOWN at the controller {1000 * (down['t'] - t0):.0f} ms; "
-              f"-> host 8 link down {t_host - t0:.1f} s (device commit)")
+              f"-> host 8 link down {t_host - t0:.1f} s (hold + device commit)")
         assert re.search(r"interface FastEthernet0/8\n(?: .*\n)* shutdown\n", L.running_config())
         p8 = next(p for p in orch.status().switches[0].ports if p.ofport == 8)
         assert (p8.admin_down, p8.device_shut, p8.device_link, p8.br_of_state) == (True, True, "admin-down",
