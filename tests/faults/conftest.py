@@ -154,9 +154,8 @@ def _fault_lab(tmp_path_factory, vendor: str, extra: str, must_have: str):
         inv["switches"][0]["access_ports"] = [lab.access_iface(vendor, n) for n in (7, 8, 10)]
         # a lost SSH session is noticed only when a command's wait runs out: 20 s (> the 12 s "slow switch" case)
         inv["switches"][0]["command_timeout_s"] = 20
-        # the realistic config's Gi0/1 already is the trunk to the server (EXTRA_IOS): shared with it on purpose,
-        # which preflight (issue #25) wants said
-        inv["switches"][0]["trunks"][0]["shared"] = True
+        if vendor == "ios":       # EXTRA_IOS makes the HARMLESS trunk a trunk already ("uplink to the HARMLESS server",
+            inv["switches"][0]["trunks"][0]["shared"] = True   # VLANs 1,100,101): shared with the server on purpose
         p = base / "inventory.yaml"
         p.write_text(yaml.safe_dump(inv, sort_keys=False))
         fl = FaultLab(info, p, state)
