@@ -30,6 +30,18 @@ log = logging.getLogger("harmless.emulators.dataplane")
 
 
 def port_ovs_state(port) -> dict:
+    """:func:`vlan_state` of the port, plus ``"shutdown": True`` for a port shut down on the device (the data plane
+    takes its link down, so the host behind it loses carrier as on a real switch) and ``"no_learning": True`` for a
+    port whose MAC learning is off (``vendor_specific["no_learning"]``, EOS ``no switchport mac address learning``)."""
+    out = vlan_state(port)
+    if getattr(port, "shutdown", None):
+        out["shutdown"] = True
+    if (getattr(port, "vendor_specific", None) or {}).get("no_learning"):
+        out["no_learning"] = True
+    return out
+
+
+def vlan_state(port) -> dict:
     """The OVS ``Port`` columns that reproduce one IOS switchport's 802.1Q behaviour.
 
     Args:
@@ -43,9 +55,9 @@ def port_ovs_state(port) -> dict:
         (Cisco's S-tag TPID is 0x8100); trunk →
         ``native-untagged`` with tag = native VLAN (default 1, untagged as on IOS) and
         trunks = allowed VLANs (``[]`` = all). An IOS ``allowed vlan none`` trunk becomes
-        ``trunks=[native]`` (OVS cannot express "nothing"). ``shutdown`` is not mirrored. An access or
-        dot1q-tunnel port with ``l2protocol-tunnel`` lines (``vendor_specific["l2pt"]``) also gets
-        ``"l2pt": [protocols]`` (:func:`l2pt_flows`).
+        ``trunks=[native]`` (OVS cannot express "nothing"). An access or dot1q-tunnel port with
+        ``l2protocol-tunnel`` lines (``vendor_specific["l2pt"]``) also gets ``"l2pt": [protocols]``
+        (:func:`l2pt_flows`).
     """
     if port.mode == "trunk":
         native = port.trunk_native_vlan or 1
@@ -218,6 +230,64 @@ def l2pt_bundle(flows: list[str]) -> str:
     return "".join([f"delete cookie={L2PT_COOKIE:#x}/-1\n"] + [f"add {f}\n" for f in flows])
 
 
+#: cookie of the lab switch's no-MAC-learning flows ("NOLR"): replaced as a whole, the NORMAL flow is left alone
+LEARNING_COOKIE = 0x4E4F4C52
+#: destinations a bridge consumes rather than floods (IEEE 802.1 reserved 01:80:c2:00:00:0x, Cisco 01:00:0c:cc:cc:cc/cd):
+#: left to NORMAL, which drops them as a Catalyst consumes them, also in a VLAN without learning
+RESERVED = ("01:80:c2:00:00:00/ff:ff:ff:ff:ff:f0", "01:00:0c:cc:cc:cc/ff:ff:ff:ff:ff:fe")
+
+
+def _members(ports: dict[str, dict], vid: int) -> tuple[list[str], list[str], list[str]]:
+    """``(access ports, dot1q-tunnel ports, trunks carrying vid tagged)`` of VLAN ``vid`` (sorted names)."""
+    acc = sorted(n for n, st in ports.items() if st["vlan_mode"] == "access" and st["tag"] == vid)
+    tun = sorted(n for n, st in ports.items() if st["vlan_mode"] == "dot1q-tunnel" and st["tag"] == vid)
+    trk = sorted(n for n, st in ports.items() if st["vlan_mode"] == "native-untagged" and st["tag"] != vid
+                 and (not st["trunks"] or vid in st["trunks"]))
+    return acc, tun, trk
+
+
+def learning_vids(ports: dict[str, dict], vlans: set[int]) -> set[int]:
+    """VLANs the switch floods without learning: ``vlans`` (IOS ``no mac address-table learning vlan``) and those
+    whose every member port has learning off (EOS, per interface). Pure."""
+    out = set(vlans)
+    for vid in {st["tag"] for st in ports.values() if st["vlan_mode"] != "native-untagged"}:
+        acc, tun, trk = _members(ports, vid)
+        members = acc + tun + trk
+        if members and all(ports[n].get("no_learning") for n in members):
+            out.add(vid)
+    return out
+
+
+def learning_flows(ports: dict[str, dict], vids: set[int]) -> list[str]:
+    """``ovs-ofctl`` flow lines (cookie :data:`LEARNING_COOKIE`) that make the NORMAL lab bridge forward VLANs
+    ``vids`` without MAC learning: every frame is flooded to the VLAN's other ports with the right tagging (Cisco:
+    "Disabling MAC address learning on a VLAN ... every packet entering the switch is flooded in that VLAN domain",
+    Catalyst 3750-X/3560-X configuration guide 15.0(2)SE). Reserved link-local destinations stay with NORMAL
+    (:data:`RESERVED`). Shut-down ports are left out. Pure; [] when ``vids`` is empty.
+    """
+    c = f"cookie={LEARNING_COOKIE:#x}"
+    out = [f"{c},priority=110,dl_dst={d},actions=NORMAL" for d in RESERVED] if vids else []
+    for vid in sorted(vids):
+        acc, tun, trk = (sorted(n for n in group if not ports[n].get("shutdown")) for group in _members(ports, vid))
+        for src in acc + tun + trk:
+            tagged = [f"output:{t}" for t in trk if t != src]
+            plain = [f"output:{p}" for p in acc + tun if p != src]
+            if src in trk:
+                acts = tagged + (["strip_vlan"] + plain if plain else [])
+                match = f"in_port={src},dl_vlan={vid}"
+            else:
+                push = "mod_vlan_vid:%d" % vid if src in acc else f"push_vlan:0x8100,set_field:{4096 + vid}->vlan_vid"
+                acts = plain + ([push] + tagged if tagged else [])
+                match = f"in_port={src}" + (",vlan_tci=0x0000/0x1fff" if src in acc else "")
+            out.append(f"{c},priority=100,{match},actions={','.join(acts) or 'drop'}")
+    return out
+
+
+def mgmt_target(db: str, bridge: str) -> str:
+    """``unix:<run dir of db>/<bridge>.mgmt``: the bridge's OpenFlow management socket beside the OVSDB socket."""
+    return f"unix:{Path(db.removeprefix('unix:')).parent / f'{bridge}.mgmt'}"
+
+
 class OvsSync:
     """Keeps the mapped OVS ports in line with the switch config (call :meth:`tick` periodically).
 
@@ -228,7 +298,9 @@ class OvsSync:
         run: runs an argv and returns ``(returncode, stderr text)``; blocking (called off-reactor).
         on_change: called with the state dict after every successful apply or new error.
         bridge: the OVS bridge of the mapped ports: with it the Layer 2 protocol tunnelling flows
-            (:func:`l2pt_flows`) are kept in line too (``ovs-ofctl`` on ``<rundir of db>/<bridge>.mgmt``).
+            (:func:`l2pt_flows`) and the flows of VLANs without MAC learning (:func:`learning_flows`) are kept in
+            line, and a shut-down port's link is taken down (``ovs-ofctl mod-port ... down``: the host loses
+            carrier), all through ``<rundir of db>/<bridge>.mgmt``.
     """
 
     def __init__(self, switch_configuration, port_map: dict[str, str], db: str,
@@ -239,6 +311,7 @@ class OvsSync:
         self.on_change = on_change or (lambda state: None)
         self.bridge = bridge
         self.flows: list[str] = []              # L2PT flows last written (l2pt_flows)
+        self.learning: list[str] = []           # no-learning flows last written (learning_flows)
         self.applied: dict[str, dict] = {}
         self.vlan_limit: int | None = None       # last vlan-limit written (None: not yet)
         self.error: str | None = None
@@ -258,17 +331,53 @@ class OvsSync:
                                       stamp=self.applies + 1))
         if rc == 0:
             self.vlan_limit = limit
+            self._port_links(changes)
             self.applied.update(changes)
             self.applies += 1
             self.error = None
             log.info("ovs: applied %s", json.dumps(changes, sort_keys=True))
             self.on_change(self.state())
-            return self.sync_flows()
+            return self.sync_flows() and self.sync_learning()
         msg = (err.strip().splitlines() or [f"exit status {rc}"])[-1]
         if msg != self.error:
             log.error("ovs: ovs-vsctl failed (will retry): %s", msg)
             self.error = msg
             self.on_change(self.state())
+        return False
+
+    def _port_links(self, changes: dict[str, dict]) -> None:
+        """Take the link of a port that was shut down (and bring it back when it is no longer): only on a change
+        of ``shutdown``, so a lab cable pulled by hand is left alone (needs ``bridge``)."""
+        if self.bridge is None:
+            return
+        for name, st in sorted(changes.items()):
+            was = self.applied.get(name, {}).get("shutdown", False)
+            if st.get("shutdown", False) != was:
+                rc, _, err = run_quiet(["ovs-ofctl", "mod-port", mgmt_target(self.db, self.bridge), name,
+                                        "down" if st.get("shutdown") else "up"], timeout=15)
+                if rc != 0:
+                    log.error("ovs: mod-port %s failed: %s", name, err.strip())
+
+    def learning_pending(self) -> bool:
+        """The no-learning flows the applied ports need differ from those last written (only with ``bridge``)."""
+        return self.bridge is not None and learning_flows(self.applied, self._learning_vids()) != self.learning
+
+    def _learning_vids(self) -> set[int]:
+        return learning_vids(self.applied, set(getattr(self.sc, "_no_learning_vlans", set())))
+
+    def sync_learning(self) -> bool:
+        """Write the no-learning flows in one OpenFlow bundle when they changed (blocking). True on success."""
+        if not self.learning_pending():
+            return True
+        flows = learning_flows(self.applied, self._learning_vids())
+        text = "".join([f"delete cookie={LEARNING_COOKIE:#x}/-1\n"] + [f"add {f}\n" for f in flows])
+        rc, _, err = run_quiet(["ovs-ofctl", "-O", "OpenFlow14", "--bundle", "add-flows",
+                                mgmt_target(self.db, self.bridge), "-"], timeout=15, stdin=text)
+        if rc == 0:
+            self.learning = flows
+            log.info("ovs: %d no-learning flows on %s", len(flows), self.bridge)
+            return True
+        log.error("ovs: ovs-ofctl add-flows failed (will retry): %s", err.strip())
         return False
 
     def flows_pending(self) -> bool:
@@ -300,7 +409,13 @@ class OvsSync:
         if self.busy:
             return None
         changes = self.pending()
-        if not changes and not self.flows_pending():
+        if not changes and (self.flows_pending() or self.learning_pending()):
+            from twisted.internet import threads
+            self.busy = True
+            d = threads.deferToThread(lambda: self.sync_flows() and self.sync_learning())
+            d.addBoth(lambda r: (setattr(self, "busy", False), r)[1])
+            return d
+        if not changes:
             return None
         from twisted.internet import threads
 

@@ -130,6 +130,8 @@ def interface_lines(p: Port) -> list[str]:
     tpid = p.vendor_specific.get("tpid")
     if tpid and tpid != 0x8100:
         out.append(f"   switchport dot1q ethertype {tpid:#06x}")
+    if p.vendor_specific.get("no_learning"):
+        out.append("   no switchport mac address learning")
     out += [f"   {ln}" for ln in p.vendor_specific.get("features", [])]
     if p.vendor_specific.get("channel"):
         out.append("   channel-group %s mode %s" % p.vendor_specific["channel"])
@@ -362,6 +364,8 @@ class ConfigMode:
             feats[:] = [f for f in feats if f.split()[:3] != key]
             if not s.startswith("no "):
                 feats.append(line)
+        elif s in ("switchport mac address learning", "no switchport mac address learning"):
+            vs["no_learning"] = True if s.startswith("no ") else None    # EOS: learning per interface, on by default
         elif m := re.match(r"switchport dot1q ethertype (0x[0-9a-fA-F]{4})$", s):
             vs["tpid"] = int(m.group(1), 16)
         elif s == "no switchport dot1q ethertype":
@@ -800,7 +804,7 @@ def serve(args, password: str, port_map: dict[str, str]) -> int:
             status["ovs"] = state
             write_json(args.status_file, status)
 
-        sync = dataplane.OvsSync(sc, port_map, args.ovs_db, on_change=on_change)
+        sync = dataplane.OvsSync(sc, port_map, args.ovs_db, on_change=on_change, bridge=args.bridge)
         sync.pending = lambda: {p: st for p, st in desired_ovs_ports(sc, port_map).items()
                                 if sync.applied.get(p) != st}
         by_ovs = {v: k for k, v in port_map.items()}

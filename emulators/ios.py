@@ -58,6 +58,7 @@ from fake_switches.terminal import NoopTerminalController
 
 from harmless.emulators.dataplane import OvsSync, list_ports
 from harmless.emulators.process import run_reactor, write_json
+from harmless.switch_drivers.ios.vids import format_vid_ranges
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +198,7 @@ def _reset_config(sc) -> None:
             sc.remove_vlan(v)
     sc.static_routes = []
     archive_settings(sc).clear()
+    no_learning_vlans(sc).clear()
     acls(sc).clear()
 
 
@@ -1165,6 +1167,8 @@ def replace_commands(running: str, candidate: str) -> list[list[str]]:
                 groups.append(["default " + parent.text])
             elif not parent.startswith("no "):
                 groups.append(["no " + parent.text])
+            elif parent.startswith("no mac address-table learning "):    # a default-on feature turned off: on
+                groups.append([parent.text[3:]])
             continue
         rem = [c for c in run.get(parent, []) if c not in new[parent] and not c.startswith("no ")]
         add = [c for c in new[parent] if c not in run.get(parent, [])]
@@ -1299,12 +1303,63 @@ def set_session_port(sc, interface: str | None) -> None:
 
 
 def _global_lines(sc) -> list[str]:
-    """``vtp`` and ``spanning-tree`` lines as IOS prints them between ``hostname`` and the VLANs."""
+    """``vtp``, ``spanning-tree`` and ``no mac address-table learning`` lines as IOS prints them between
+    ``hostname`` and the VLANs."""
     v = vtp_state(sc)
     out = []
     if v["mode"] in ("transparent", "off"):
         out += ([f"vtp domain {v['domain']}"] if v["domain"] else []) + [f"vtp mode {v['mode']}", "!"]
-    return out + [f"spanning-tree mode {stp_mode(sc)}", "spanning-tree extend system-id", "!"]
+    off = no_learning_vlans(sc)
+    learning = [f"no mac address-table learning vlan {format_vid_ranges(sorted(off))}", "!"] if off else []
+    return out + [f"spanning-tree mode {stp_mode(sc)}", "spanning-tree extend system-id", "!"] + learning
+
+
+# ----------------------------------------------------------------------------- MAC learning per VLAN
+# Catalyst 3750-X/3560-X Software Configuration Guide, IOS 15.0(2)SE, "Disabling MAC Address Learning on a VLAN":
+# ``no mac address-table learning vlan vlan-id`` (a VID or a list/range, global config), undone by ``mac
+# address-table learning vlan vlan-id``; the running config lists the VLANs without learning on one line; ``show mac
+# address-table learning`` shows each VLAN's learning status. The Catalyst 2960 guides have no such feature, so the
+# 2960 platform here refuses both the command and the show (invalid input), as the IOS driver's probe expects.
+def no_learning_vlans(sc) -> set[int]:
+    """The VLANs whose MAC learning is off (the data plane floods them: :func:`dataplane.learning_flows`)."""
+    if not hasattr(sc, "_no_learning_vlans"):
+        sc._no_learning_vlans = set()
+    return sc._no_learning_vlans
+
+
+def _mac_learning(proc, args, off: bool) -> None:
+    """``[no] mac address-table learning vlan LIST`` (platforms with per-VLAN learning control only)."""
+    a = [x.lower() for x in args]
+    line = ("no " if off else "") + "mac " + " ".join(args)
+    if get_platform(proc.switch_configuration) == "2960" or a[:3] != ["address-table", "learning", "vlan"] \
+            or len(a) != 4:
+        return _invalid_here(proc, line)
+    try:
+        vids = set(parse_vlan_list_text(args[3]))
+    except ValueError:
+        return _invalid_here(proc, line)
+    vlans = no_learning_vlans(proc.switch_configuration)
+    vlans.update(vids) if off else vlans.difference_update(vids)
+    return None
+
+
+def cfg_do_mac(self, *args):
+    return _mac_learning(self, args, off=False)
+
+
+def cfg_do_no_mac(self, *args):
+    return _mac_learning(self, args, off=True)
+
+
+def _show_mac_learning(self):
+    sc = self.switch_configuration
+    if get_platform(sc) == "2960":
+        return _invalid(self, "show mac address-table learning")
+    self.write_line("VLAN  Learning Status")
+    self.write_line("----  ---------------")
+    for v in sorted(sc.vlans, key=lambda v: v.number):
+        self.write_line("%-5d %s" % (v.number, "no" if v.number in no_learning_vlans(sc) else "yes"))
+    return None
 
 
 def cfg_do_vtp(self, *args):
@@ -1716,6 +1771,8 @@ def do_show_ext(self, *args):
         return _show_users(self)
     if len(a) >= 2 and a[0] == "ip" and "arp".startswith(a[1]):
         return _show_ip_arp(self, args[2:])
+    if len(a) >= 3 and a[0] == "mac" and "address-table".startswith(a[1]) and "learning".startswith(a[2]):
+        return _show_mac_learning(self)
     if len(a) >= 2 and a[0] == "mac" and "address-table".startswith(a[1]):
         return _show_mac_address_table(self, args[2:])
     return do_show(self, *args)
@@ -1749,6 +1806,8 @@ def install_preflight_features() -> None:
     ConfigCommandProcessor.do_no_spanning_tree = cfg_do_no_spanning_tree
     ConfigCommandProcessor.do_vlan = cfg_do_vlan
     ConfigCommandProcessor.do_no_vlan = cfg_do_no_vlan
+    ConfigCommandProcessor.do_mac = cfg_do_mac
+    ConfigCommandProcessor.do_no_mac = cfg_do_no_mac
     ConfigInterfaceCommandProcessor.do_channel_group = if_do_channel_group
     ConfigInterfaceCommandProcessor.do_no_channel_group = if_do_no_channel_group
     ConfigInterfaceCommandProcessor.do_switchport = if_do_switchport_ext

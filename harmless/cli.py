@@ -563,15 +563,22 @@ def backups(switch, as_json):
                   else r["status"], r["file"]] for r in rows])
 
 
+def _port_down(p: dict) -> str:
+    """The status table's "port-down" cell: a controller holds the port down, and/or HARMLESS shut it for it."""
+    held = ["controller"] if p.get("admin_down") else []
+    return ", ".join(held + (["device shut"] if p.get("device_shut") else [])) or "no"
+
+
 def _print_status_switch(sw: dict) -> None:
     """One switch of ``harmless status`` (a dumped :class:`harmless.results.SwitchStatus`), for people."""
     from harmless.qos.model import PortQos
     print_table(f"{sw['name']}: {sw['bridge']} (datapath id {sw['datapath_id']})",
                 [Col("legacy port"), Col("OF port", "right"), Col("VID", "right"), Col("device link"),
-                 Col("br-of state"), Col("held"), Col("rx packets", "right"), Col("tx packets", "right")],
+                 Col("br-of state"), Col("held"), Col("port-down"), Col("rx packets", "right"),
+                 Col("tx packets", "right")],
                 [[p["interface"], str(p["ofport"]), str(p["vid"]), p["device_link"], p.get("br_of_state", "-"),
-                  "yes" if p.get("blocked_by_watch") else "no", str(p["rx_packets"]), str(p["tx_packets"])]
-                 for p in sw["ports"]])
+                  "yes" if p.get("blocked_by_watch") else "no", _port_down(p), str(p["rx_packets"]),
+                  str(p["tx_packets"])] for p in sw["ports"]])
     for p in sw["ports"]:           # per-port QoS (docs/qos.md; harmless qos show for counters)
         if p.get("qos"):
             out.print(f"qos {p['interface']}: {PortQos(**p['qos']).describe()}", highlight=False, markup=False)
@@ -647,33 +654,55 @@ def _print_status(s: dict) -> None:
 @click.option("--check-interval", default=30.0, show_default=True, type=click.FloatRange(min=0), metavar="S",
               envvar="HARMLESS_WATCH_CHECK_INTERVAL",
               help="every S seconds also compare each switch's config with what HARMLESS deployed (0: never)")
+@click.option("--no-port-mod", is_flag=True, envvar="HARMLESS_WATCH_NO_PORT_MOD",
+              help="do not carry out controllers' port-mods (OFPPC_PORT_DOWN); link mirroring only")
+@click.option("--device-hold", default=5.0, show_default=True, type=click.FloatRange(min=0),
+              envvar="HARMLESS_WATCH_DEVICE_HOLD", metavar="SECONDS",
+              help="shut a legacy port only when the controller still holds it down after this long (a shorter "
+                   "port-down is a flap, carried out on br-of only)")
 @handle_errors
-def watch(interval, once, as_json, syslog, check_interval):
-    """Mirror legacy link state to br-of: a legacy access port going down/up reaches every controller.
+def watch(interval, once, as_json, syslog, check_interval, no_port_mod, device_hold):
+    """Mirror legacy link state to br-of, and carry out controllers' port-downs as a hardware switch does.
 
     Polls every deployed switch (NAPALM get_interfaces) every --interval seconds. When a migrated port's link goes
     down (or is shut down on the device) its br-of port shows state LINK_DOWN to the controllers and passes nothing;
     when it comes back it is LIVE again. OVS sends an OpenFlow port-status each time (DELETE + ADD, the port keeps its
-    number and name; see docs/link-state.md). The port's config bits stay the controller's. With --syslog, a
-    link-change syslog message from a switch polls it at once (the device's answer is what counts). Runs until Ctrl-C;
-    packaging/systemd/harmless-watch.service runs it as a service.
+    number and name; see docs/link-state.md). With --syslog, a link-change syslog message from a switch polls it at
+    once (the device's answer is what counts).
+
+    A controller's port-mod with OFPPC_PORT_DOWN (which OVS ignores on br-of's patch ports) holds the br-of port down
+    at once (config PORT_DOWN, state LINK_DOWN, nothing passes) and shuts the legacy port on the device, so the host
+    loses its link once the port has been down for --device-hold seconds (inventory openflow.port_down: server keeps
+    it on the server); clearing the bit undoes both. Runs until Ctrl-C; packaging/systemd/harmless-watch.service runs
+    it as a service.
 
     At start and every --check-interval seconds it also checks that each switch still has what HARMLESS deployed (a
     reload without the migration, a migrated port or trunk changed by hand): a difference is logged once when it
     appears, with what to type, and once when it is gone (--json: {"event": "device-state", "status": "differs" |
-    "resolved", "kind", "interface", "problem", "fix", ...}). Watch changes nothing on the switch.
+    "resolved", "kind", "interface", "problem", "fix", ...}). Apart from the port-downs above, watch changes nothing
+    on the switch.
     """
     _need_root()
-    from harmless import linkwatch
+    from harmless import linkwatch, portmod
 
-    def event(ev):
+    def show(ev, line):
         if as_json:
             click.echo(json.dumps(ev.model_dump(mode="json")), nl=True)   # the typed event (times rounded to ms)
             sys.stdout.flush()
         else:
-            out.print(f"{ev.switch} {ev.interface} (OpenFlow port {ev.ofport}): link {ev.link} "
-                      f"(device: {ev.device_state}; on br-of {1000 * (ev.applied_at - ev.detected_at):.0f} ms "
-                      "after the device answered)")
+            out.print(line)
+
+    def link(ev):
+        show(ev, f"{ev.switch} {ev.interface} (OpenFlow port {ev.ofport}): link {ev.link} "
+                 f"(device: {ev.device_state}; on br-of {1000 * (ev.applied_at - ev.detected_at):.0f} ms "
+                 "after the device answered)")
+
+    def admin(ev):
+        what = {("br-of", "down"): "held down on br-of (config PORT_DOWN)", ("br-of", "up"): "released on br-of",
+                ("device", "down"): "legacy port shut on the device", ("device", "up"): "legacy port enabled again",
+                }.get((ev.where, ev.admin), f"device left as it is ({ev.detail})")
+        show(ev, f"{ev.switch} {ev.interface} (OpenFlow port {ev.ofport}): controller port-{ev.admin}: {what} "
+                 f"({1000 * (ev.applied_at - ev.detected_at):.0f} ms)")
 
     def state(ev):
         if as_json:
@@ -687,8 +716,9 @@ def watch(interval, once, as_json, syslog, check_interval):
                       f"({escape(ev.expected)})", highlight=False)
 
     listen = linkwatch.parse_listen(syslog) if syslog else None
-    linkwatch.watch(interval, once, on_event=event, on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"),
-                    syslog=listen, check_interval=check_interval, on_state=state)
+    portmod.watch(interval, once, on_event=link, on_admin=admin,
+                  on_error=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"), syslog=listen,
+                  port_mod=not no_port_mod, hold_s=device_hold, check_interval=check_interval, on_state=state)
 
 
 # ----------------------------------------------------------------------------- lab

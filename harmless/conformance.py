@@ -31,7 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harmless.plan import PortPlan, SwitchPlan, TrunkPlan
+from harmless.plan import PortPlan, SwitchPlan
 from harmless.switch_drivers.portmodel import PortInfo, SwitchModel
 
 
@@ -81,18 +81,18 @@ def _port_as_deployed(pp: PortPlan, p: PortInfo | None) -> bool:
     return p is not None and p.mode == ("dot1q-tunnel" if pp.qinq else "access") and p.access_vid == pp.vid
 
 
-def _trunk_problems(t: TrunkPlan, p: PortInfo | None) -> list[str]:
-    """What breaks the trunk ``t`` on the device (empty: it still carries every migrated port's VLAN)."""
+def _trunk_problems(vids: tuple[int, ...], p: PortInfo | None) -> list[str]:
+    """What breaks a HARMLESS trunk that should carry ``vids`` on the device (empty: it still carries them)."""
     if p is None:
         return ["is no longer on the switch"]
     if p.mode != "trunk":
         return [f"is no longer a trunk ({_describe(p)})"]
     out = []
     if p.allowed_vids != "all":
-        missing = sorted(set(t.vids) - set(p.allowed_vids or ()))
+        missing = sorted(set(vids) - set(p.allowed_vids or ()))
         if missing:
             out.append(f"no longer carries VLAN(s) {','.join(map(str, missing))}")
-    if p.native_vid in t.vids:
+    if p.native_vid in vids:
         out.append(f"has HARMLESS VLAN {p.native_vid} as its native VLAN (its frames leave untagged)")
     if p.shutdown:
         out.append("is shut down")
@@ -132,12 +132,12 @@ def check(sp: SwitchPlan, model: SwitchModel, inventory: str, links: dict[str, s
                                    f"reaches br-of port {pp.ofport}",
                            fix=again + f"; to take the port out of HARMLESS, remove {pp.interface} from the "
                                        "inventory and run harmless up"))
-    for t in sp.trunks:
-        p = model.port(t.switch_port)
-        for problem in _trunk_problems(t, p):
-            out.append(Difference(switch=sp.name, kind="trunk", interface=t.switch_port,
+    for t in sp.trunk_changes():      # with an active/standby pair: the trunk that forwards and the idle one
+        p = model.port(t.interface)
+        for problem in _trunk_problems(t.vids, p):
+            out.append(Difference(switch=sp.name, kind="trunk", interface=t.interface,
                                expected=f"trunk carrying {','.join(map(str, t.vids))}", found=_describe(p),
-                               problem=f"{t.switch_port} (a HARMLESS trunk) {problem}: migrated ports behind it no "
+                               problem=f"{t.interface} (a HARMLESS trunk) {problem}: migrated ports behind it no "
                                        "longer reach the server", fix=again))
     return out + stale_holds(sp, links, held)
 

@@ -18,6 +18,12 @@ name                                        type    labels / meaning
 ``port_dropped_total``                      counter same labels; drops (br_of: OVS drop counter; device: discards)
 ``port_link_up``                            gauge   switch, interface, ofport, source (device / br_of): 1 up, 0 down
 ``port_blocked_by_watch``                   gauge   switch, interface, ofport: 1 while ``watch`` holds it link-down
+``port_admin_down``                         gauge   switch, interface, ofport, side: br_of 1 while a controller
+                                                    holds the port down (OFPPC_PORT_DOWN); device 1 while HARMLESS
+                                                    holds the legacy port shut for it (docs/link-state.md)
+``port_speed_mbps``                         gauge   switch, interface, ofport: the legacy port's speed as the device
+                                                    reports it (NAPALM ``get_interfaces``), which br-of's patch port
+                                                    cannot carry (docs/transparency.md)
 ``controller_connected``                    gauge   switch, bridge, target: 1 connected
 ``controller_role``                         gauge   switch, target, role (master/slave/other): always 1 (info)
 ``translator_flows``                        gauge   switch: its translator flows present on br-otc
@@ -149,6 +155,7 @@ class DeviceSnapshot:
 
     Attributes:
         links: ``{interface: "up" | "down" | "admin-down"}`` (driver ``link_states()``; empty when not supported).
+        speeds: ``{interface: Mbit/s}`` (driver ``port_properties()``; empty when not supported, 0 unknown).
         counters: ``{interface: {"rx_packets", "rx_bytes", "rx_dropped", ..., "tx_...": int}}`` (driver
             ``interface_counters()``; empty when not supported).
         ok: the last poll answered.
@@ -162,6 +169,7 @@ class DeviceSnapshot:
     ok: bool = False
     t: float = 0.0
     model: SwitchModel | None = None
+    speeds: dict = field(default_factory=dict)
 
 
 class DevicePoller:
@@ -218,9 +226,14 @@ class DevicePoller:
         try:
             drv = self._sessions.get(s, name)
             try:
-                res.links = drv.link_states()
+                props = drv.port_properties()
+                res.links = {n: p["link"] for n, p in props.items()}
+                res.speeds = {n: p["speed_mbps"] for n, p in props.items()}
             except NotImplementedError:
-                pass
+                try:
+                    res.links = drv.link_states()
+                except NotImplementedError:
+                    pass
             try:
                 res.counters = drv.interface_counters()
             except NotImplementedError:
@@ -270,6 +283,11 @@ _FAMILIES: dict[str, tuple[type, str, str, list[str]]] = {
              ["switch", "interface", "ofport", "source"]),
     "blocked": (GaugeMetricFamily, "harmless_port_blocked_by_watch",
                 "1 while harmless watch holds the br-of port link-down", ["switch", "interface", "ofport"]),
+    "admin": (GaugeMetricFamily, "harmless_port_admin_down",
+              "1 while a controller holds the port down (side br_of) or HARMLESS holds the legacy port shut for it "
+              "(side device)", ["switch", "interface", "ofport", "side"]),
+    "speed": (GaugeMetricFamily, "harmless_port_speed_mbps", "the legacy port's speed as the device reports it",
+              ["switch", "interface", "ofport"]),
     "ctl": (GaugeMetricFamily, "harmless_controller_connected", "1 when the controller is connected",
             ["switch", "bridge", "target"]),
     "role": (GaugeMetricFamily, "harmless_controller_role", "the controller's OpenFlow role (info, always 1)",
@@ -356,7 +374,7 @@ class HarmlessCollector(Collector):
             fam["flows_exp"].add_metric([sp.name], len(expected[sp.name]))
             if sp.name in present:
                 fam["flows"].add_metric([sp.name], present[sp.name])
-            _switch_metrics(fam, ovs, sp, devices.get(sp.name), errors, s.inventory)
+            _switch_metrics(fam, ovs, sp, devices.get(sp.name), errors, s.inventory, s.port_admin.get(sp.name, {}))
         if s.ovs is not None and s.ovs.datapath == "dpdk":
             try:
                 self._pmd(fam, ovs)
@@ -401,9 +419,9 @@ def _journal_metrics(fam: dict, plan: Plan | None) -> None:
 
 
 def _switch_metrics(fam: dict, ovs: Ovs, sp: SwitchPlan, dev: DeviceSnapshot | None, errors: dict[str, int],
-                    inventory: str) -> None:
+                    inventory: str, shut: dict[str, dict] | None = None) -> None:
     """One switch's controllers, device poll, differences from its deployment and per-port metrics (its br-of read
-    once)."""
+    once; ``shut``: the legacy ports HARMLESS holds shut for a controller, ``state.port_admin[switch]``)."""
     try:
         ps = bridges.port_status(ovs, sp)
         counters = parse_port_counters(ovs.ofctl("-O", "OpenFlow13", "dump-ports", sp.bridge, timeout=10))
@@ -426,6 +444,8 @@ def _switch_metrics(fam: dict, ovs: Ovs, sp: SwitchPlan, dev: DeviceSnapshot | N
     for p in sp.ports:
         _port_metrics(fam, sp.name, p.interface, p.ofport, counters.get(p.ofport, {}), ps["ports"].get(p.ofport),
                       dev)
+        fam["admin"].add_metric([sp.name, p.interface, str(p.ofport), "device"], 1 if p.interface in (shut or {})
+                                else 0)
 
 
 def _port_metrics(fam: dict, switch: str, interface: str, ofport: int, br_of: dict[str, int], info: dict | None,
@@ -443,8 +463,11 @@ def _port_metrics(fam: dict, switch: str, interface: str, ofport: int, br_of: di
     if info is not None:
         fam["link"].add_metric([*lab, "br_of"], 1 if "LIVE" in info["br_of_state"].split() else 0)
         fam["blocked"].add_metric(lab, 1 if info["blocked_by_watch"] else 0)
+        fam["admin"].add_metric([*lab, "br_of"], 1 if info.get("admin_down") else 0)
     if dev is not None and dev.ok and interface in dev.links:
         fam["link"].add_metric([*lab, "device"], 1 if dev.links[interface] == "up" else 0)
+    if dev is not None and dev.ok and dev.speeds.get(interface):
+        fam["speed"].add_metric(lab, dev.speeds[interface])
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import select
 import socket
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Literal
@@ -44,6 +45,9 @@ MIN_INTERVAL = 0.5
 #: seconds between ``watch``'s checks of each switch's config against the deployment (reading the running config and
 #: parsing its port model takes 0.1-2 s on real switches; 0 = never)
 DEFAULT_CHECK_INTERVAL = 30.0
+#: serialises changes to br-of ports between the threads of one ``harmless watch`` (this link mirror and the port-mod
+#: watcher, :mod:`harmless.portmod`); across processes the state lock (:func:`harmless.state.shared_lock`) does
+PORTS = threading.Lock()
 
 
 class LinkEvent(BaseModel):
@@ -307,7 +311,7 @@ class _Watch:
     def mirror(self, sp: SwitchPlan, answer: LinkPoll) -> None:
         """Mirror one answer onto br-of under the state lock (never while up/down/recover change things)."""
         try:
-            with st.lock("harmless watch (mirroring link state)"):
+            with st.shared_lock("harmless watch (mirroring link state)"), PORTS:
                 for ev in poll_once(self.ovs, self.plan, {sp.name: answer.links}, {sp.name: answer.seen}):
                     self.on_event(ev)
         except st.LockedError as e:

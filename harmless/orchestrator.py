@@ -39,6 +39,7 @@ from harmless.inventory import Inventory, load_inventory
 from harmless.otc import controllers as controller_side
 from harmless.otc import reach
 from harmless.qos.deploy import check_kernel as qos_check_kernel
+from harmless.portmod import finish as portmod_finish
 from harmless.qos.live import finish as qos_live_finish
 from harmless.restore import restore_locked
 from harmless.results import DownPreview, DownResult, PlanResult, RecoverResult, StatusReport, UpResult
@@ -256,7 +257,7 @@ def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> Re
     * an interrupted first ``up``, ``down`` or rollback: the same as :func:`down` (originals back, bridges removed).
 
     Returns:
-        :class:`harmless.results.RecoverResult` (dumps as ``{"recovered": "nothing"|"qos"|"restore"|"previous
+        :class:`harmless.results.RecoverResult` (dumps as ``{"recovered": "nothing"|"qos"|"restore"|"portmod"|"previous
         deployment"|"down", ...}``, with :func:`down`'s keys for ``down``).
 
     Raises:
@@ -272,6 +273,8 @@ def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> Re
         if kind == "qos":                     # an interrupted `harmless qos set/clear`: apply what the state says
             details = qos_live_finish(recs, progress).model_dump(mode="json")
             return RecoverResult(recovered="qos", details={k: v for k, v in details.items() if k != "recovered"})
+        if kind == "portmod":                 # a legacy port shut/enabled for a port-mod: make it what the state says
+            return RecoverResult(recovered="portmod", details=portmod_finish(recs, progress))
         if kind == "restore":                 # an interrupted harmless restore (server only): run it again
             return RecoverResult(recovered="restore", details=restore_locked(progress).model_dump(mode="json"))
         if kind == "previous deployment":
@@ -290,13 +293,13 @@ def _state_or_none():
 
 def _recover_kind(recs: list[dict] | None, s) -> str:
     """What :func:`recover` does for the journal records ``recs`` and the state ``s`` (a ``RecoverResult.recovered``
-    value): ``nothing`` (no unfinished run), ``qos``, ``restore``, ``previous deployment`` (an interrupted ``up`` on
-    top of a deployment), ``roles`` (an interrupted take-over or role change of an active/standby pair) or
-    ``down``."""
+    value): ``nothing`` (no unfinished run), ``qos``, ``restore``, ``portmod``, ``previous deployment`` (an
+    interrupted ``up`` on top of a deployment), ``roles`` (an interrupted take-over or role change of an
+    active/standby pair) or ``down``."""
     if journal.is_finished(recs):
         return "nothing"
     first = recs[0]
-    if first.get("op") in ("qos", "restore"):
+    if first.get("op") in ("qos", "restore", "portmod"):
         return first["op"]
     if first.get("op") in ("failover", "converge") and s and s.plan:
         return "roles"

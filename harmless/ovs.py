@@ -116,6 +116,16 @@ class Ovs:
     def logdir(self) -> Path:
         return self.base_dir / "log" if self.base_dir is not None else Path("/var/log/openvswitch")
 
+    @property
+    def vswitchd_log(self) -> Path:
+        """ovs-vswitchd's log file: ``<base_dir>/log/ovs-vswitchd.log``, or the Debian package's
+        ``/var/log/openvswitch/ovs-vswitchd.log`` for the system instance (``ovs-ctl --log-file``)."""
+        return self.logdir / "ovs-vswitchd.log"
+
+    def vswitchd_pid(self) -> int | None:
+        """The running ovs-vswitchd's process id, or None."""
+        return self._pid("ovs-vswitchd")
+
     def _pid(self, daemon: str) -> int | None:
         try:
             pid = int((self.rundir / f"{daemon}.pid").read_text().strip())

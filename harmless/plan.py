@@ -112,6 +112,12 @@ class SwitchPlan:
     peer: str | None = None
     peer_trunks: tuple[TrunkPlan, ...] = ()
     standby: bool = False
+    #: what a controller's OFPPC_PORT_DOWN does beyond br-of (inventory ``openflow.port_down``): ``device`` shuts
+    #: the legacy port too (the host loses its link), ``server`` blocks it on the server only (:mod:`harmless.portmod`)
+    port_down: str = "device"
+    #: MAC learning is turned off in the switch's HARMLESS VLANs (inventory ``mac_learning: off`` on a device that
+    #: can), so frames a controller sends back out of their in-port reach the hosts behind it (docs/transparency.md)
+    mac_learning_off: bool = False
 
     @property
     def has_qinq(self) -> bool:
@@ -123,10 +129,11 @@ class SwitchPlan:
         return () if self.standby else self.controllers
 
     def access_changes(self) -> list[AccessPortChange]:
-        return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq, p.l2pt) for p in self.ports]
+        return [AccessPortChange(p.interface, p.vid, p.vlan_name, p.qinq, p.l2pt, no_learning=self.mac_learning_off)
+                for p in self.ports]
 
     def trunk_changes(self) -> list[TrunkChange]:
-        """The trunks' config on the device for this plan.
+        """The trunks' config on the device for this plan (MAC learning off on them with ``mac_learning_off``).
 
         Without ``ha`` each trunk carries its ``vids``. With ``ha`` the forwarding server's trunk (this server's, or
         the peer's when ``standby``) carries every port VID and the heartbeat VID (named
@@ -134,15 +141,16 @@ class SwitchPlan:
         trunk that carries no port VID comes first: a device that applies a candidate line by line
         (IOS) takes the VLANs off one trunk before it puts them on the other, so two trunks never carry them at once.
         """
+        nl = self.mac_learning_off
         if self.heartbeat_vid is None:
-            return [TrunkChange(t.switch_port, t.vids, self.stag_tpid, shared=t.shared, bring_up=t.bring_up)
-                    for t in self.trunks]
+            return [TrunkChange(t.switch_port, t.vids, self.stag_tpid, shared=t.shared, bring_up=t.bring_up,
+                                no_learning=nl) for t in self.trunks]
         hb, names = self.heartbeat_vid, ((self.heartbeat_vid, heartbeat_vlan_name(self.name)),)
         idle, carrying = (self.trunks, self.peer_trunks) if self.standby else (self.peer_trunks, self.trunks)
         return [*[TrunkChange(t.switch_port, (hb,), self.stag_tpid, shared=t.shared, bring_up=t.bring_up,
-                              names=names) for t in idle],
+                              names=names, no_learning=nl) for t in idle],
                 *[TrunkChange(t.switch_port, tuple(sorted({*t.vids, hb})), self.stag_tpid, shared=t.shared,
-                              bring_up=t.bring_up, names=names) for t in carrying]]
+                              bring_up=t.bring_up, names=names, no_learning=nl) for t in carrying]]
 
 
 @dataclass(frozen=True)
@@ -177,7 +185,8 @@ class Plan:
                 tls=tuple(s["tls"]) if s.get("tls") else None, l2pt_mac=s.get("l2pt_mac"),
                 heartbeat_vid=s.get("heartbeat_vid"), heartbeat_ms=s.get("heartbeat_ms", 100),
                 heartbeat_mult=s.get("heartbeat_mult", 3), server=s.get("server"), peer=s.get("peer"),
-                peer_trunks=trunks(s.get("peer_trunks", [])), standby=s.get("standby", False)))
+                peer_trunks=trunks(s.get("peer_trunks", [])), standby=s.get("standby", False),
+                port_down=s.get("port_down", "device"), mac_learning_off=s.get("mac_learning_off", False)))
         return Plan(tuple(sws))
 
     def switch(self, name: str) -> SwitchPlan:
@@ -599,10 +608,54 @@ def switch_plan_findings(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | 
         findings += preflight.load_findings(sw, facts.port_model, preflight.session_of(sw, facts, where), ports_of)
     of = sw.openflow
     tls = (of.tls.private_key, of.tls.certificate, of.tls.ca_cert) if of.tls else None
+    learning_off, more = mac_learning_plan(sw, caps or Capabilities(), facts.model, where)
+    port_down, down = port_down_plan(sw, caps or Capabilities(), facts.model, where)
     return SwitchPlan(sw.name, sw.bridge, sw.dpid, tuple(of.versions), tuple(of.controllers),
                       port_plans, trunks, tpid, index, max_backoff_ms=of.max_backoff_ms,
                       inactivity_probe_ms=of.inactivity_probe_ms, tls=tls,
-                      l2pt_mac=caps.l2pt_mac if any(pp.l2pt for pp in port_plans) else None), findings
+                      l2pt_mac=caps.l2pt_mac if any(pp.l2pt for pp in port_plans) else None, port_down=port_down,
+                      mac_learning_off=learning_off), findings + more + down
+
+
+def mac_learning_plan(sw: Switch, caps: Capabilities, model: str = "", where: str = "<inventory>"
+                      ) -> tuple[bool, list[Finding]]:
+    """Whether HARMLESS turns MAC learning off in ``sw``'s VLANs, and a warning when it cannot. Pure.
+
+    A frame that a controller sends back out of its in-port returns on the trunk in the port's own VLAN; a legacy
+    switch that learns MACs learns the sender on the trunk and from then on filters what it would have to send back
+    out of the trunk ("If the destination address is on the port that sent the packet, the packet is filtered",
+    Cisco Catalyst 2960 Software Configuration Guide, "Building the Address Table"). With learning off it floods
+    within the VLAN, whose only other member is the access port (docs/transparency.md, "Hairpin").
+    """
+    if sw.mac_learning != "off" or caps.mac_learning_off is None:     # None: not known offline (online tells)
+        return False, []
+    shared = [t.switch_port for t in sw.trunks if t.shared]
+    if caps.mac_learning_off and not (caps.mac_learning_scope == "port" and shared):
+        return True, []
+    why = (f"{model or sw.driver} turns it off per port only and trunk {shared[0]} is shared (its other VLANs "
+           "would stop learning too)" if caps.mac_learning_off else
+           f"{model or sw.driver} cannot turn it off per VLAN or port"
+           + (f" ({caps.mac_learning_source})" if caps.mac_learning_source else ""))
+    return False, [Finding(
+        severity="warning", kind="mac-learning-on", where=f"{where}.mac_learning", switch=sw.name,
+        problem=f"MAC learning stays on in {sw.name}'s HARMLESS VLANs: {why}, so a frame the controller sends back "
+                "out of its in-port (hairpin) does not reach the other hosts behind that port once the switch has "
+                "learned the sender on the trunk",
+        fix="set mac_learning: on to acknowledge it, or use a platform that can (docs/transparency.md)")]
+
+
+def port_down_plan(sw: Switch, caps: Capabilities, model: str = "", where: str = "<inventory>"
+                   ) -> tuple[str, list[Finding]]:
+    """What a controller's OFPPC_PORT_DOWN does on ``sw`` (``device`` or ``server``) and a note when the inventory
+    asks for ``device`` but the driver cannot shut a port so that ``down`` restores it. Pure."""
+    want = sw.openflow.port_down
+    if want == "device" and not caps.port_admin:
+        return "server", [Finding(
+            severity="note", kind="port-down-server-only", where=f"{where}.openflow.port_down", switch=sw.name,
+            problem=f"a controller's port-down (OFPPC_PORT_DOWN) blocks {sw.name}'s ports on the server only: the "
+                    f"{model or sw.driver} driver cannot shut a legacy port and give it back exactly (the hosts keep "
+                    "their link)")]
+    return want, []
 
 
 def plan_switch(sw: Switch, facts: DeviceFacts, previous: SwitchPlan | None, where: str,

@@ -185,15 +185,17 @@ class RecoverResult(_Result):
 
     Attributes:
         recovered: ``nothing``, ``qos`` (an interrupted ``qos set`` finished), ``restore`` (an interrupted
-            ``harmless restore`` run again), ``previous deployment`` (an interrupted incremental ``up`` undone),
-            ``roles`` (an interrupted take-over of an active/standby pair finished: the roles the devices say taken,
-            ``details`` has them) or ``down`` (as ``harmless down``).
+            ``harmless restore`` run again), ``portmod`` (a legacy port shut or re-enabled for a controller's
+            port-down, interrupted: made what the state says), ``previous deployment`` (an interrupted incremental
+            ``up`` undone), ``roles`` (an interrupted take-over of an active/standby pair finished: the roles the
+            devices say taken, ``details`` has them) or ``down`` (as ``harmless down``).
         switches: the switches put back (``previous deployment``).
         down: :func:`down`'s result (``down``).
-        details: the result of the finishing command (``qos``: ``applied``; ``restore``: restore's keys).
+        details: the result of the finishing command (``qos``: ``applied``; ``restore``: restore's keys;
+            ``portmod``: ``switch``, ``interface``, ``shut``).
     """
 
-    recovered: Literal["nothing", "qos", "restore", "previous deployment", "roles", "down"]
+    recovered: Literal["nothing", "qos", "restore", "portmod", "previous deployment", "roles", "down"]
     switches: list[str] | None = None
     down: DownResult | None = None
     details: dict[str, Any] = Field(default_factory=dict)
@@ -214,7 +216,9 @@ class PortStatus(_Result):
 
     ``device_link``: up/down/admin-down/unknown as the device reports it; ``br_of_state``: the OpenFlow port state a
     controller sees (e.g. LIVE, LINK_DOWN); ``blocked_by_watch``: ``harmless watch`` holds the port link-down;
-    ``qos``: the port's QoS (docs/qos.md) or None.
+    ``admin_down``: a controller holds the port down (OFPPC_PORT_DOWN, :mod:`harmless.portmod`); ``device_shut``:
+    HARMLESS shut the legacy port for it (``state.json`` ``port_admin``); ``qos``: the port's QoS (docs/qos.md) or
+    None.
     """
 
     interface: str
@@ -226,6 +230,8 @@ class PortStatus(_Result):
     rx_packets: int
     tx_packets: int
     qos: dict | None = None
+    admin_down: bool = False
+    device_shut: bool = False
 
 
 class SwitchStatus(OmitWhenNone, _Result):

@@ -171,6 +171,9 @@ class DeploymentState(_M):
         ovs: the server's OVS instance.
         qos_live: live ``harmless qos set`` values, ``{switch: {interface: {"qos", "inventory", "time"}}}``
             (:mod:`harmless.qos.live`).
+        port_admin: legacy ports HARMLESS shut on the device because a controller took their br-of port down
+            (OFPPC_PORT_DOWN, :mod:`harmless.portmod`), ``{switch: {interface: {"ofport", "time"}}}``: written before
+            the device is changed, removed before it is re-enabled; ``down`` gives the original config back anyway.
         owned: per switch what HARMLESS wrote (:class:`Ownership`); a switch without it (a state of version 2) is
             given back its original exactly by ``down``.
     """
@@ -185,6 +188,7 @@ class DeploymentState(_M):
     phase: Literal["applying", "up"] = "up"
     updated: str | None = None
     qos_live: dict[str, dict[str, dict]] = Field(default_factory=dict)
+    port_admin: dict[str, dict[str, dict]] = Field(default_factory=dict)
     owned: dict[str, Ownership] = Field(default_factory=dict)
 
     @property
@@ -498,6 +502,36 @@ def lock(command: str | None = None, wait_s: float = 0.0) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+_shared = {"holders": 0, "cm": None}
+_shared_mutex = threading.Lock()
+
+
+@contextlib.contextmanager
+def shared_lock(command: str | None = None, wait_s: float = 0.0) -> Iterator[None]:
+    """:func:`lock` shared by the threads of one process (``harmless watch``: its link mirror, its port-mod watcher
+    and their device worker): the first holder takes the state directory's lock, the others join it, the last one
+    out releases it. Other processes are kept out as by :func:`lock`; the threads coordinate among themselves (a
+    thread holding it for a device commit does not delay another's OVS change).
+
+    Raises:
+        LockedError: another process holds the lock (after ``wait_s`` seconds).
+    """
+    with _shared_mutex:
+        if _shared["holders"] == 0:
+            cm = lock(command, wait_s)
+            cm.__enter__()
+            _shared["cm"] = cm
+        _shared["holders"] += 1
+    try:
+        yield
+    finally:
+        with _shared_mutex:
+            _shared["holders"] -= 1
+            if _shared["holders"] == 0:
+                cm, _shared["cm"] = _shared["cm"], None
+                cm.__exit__(None, None, None)
 
 
 def lock_holder() -> str | None:

@@ -50,9 +50,11 @@ def read_device(s: DeploymentState, name: str) -> DeviceView:
         return DeviceView(error=str(e))
 
 
-def switch_status(ovs: Ovs, sp: SwitchPlan, dev: DeviceView | None, inventory: str) -> SwitchStatus:
-    """One switch's br-of: its ports (with the device's link states), controllers and trunks, and how the device
-    differs from the plan (:func:`harmless.conformance.check`; ``differences`` None when the device was not read)."""
+def switch_status(ovs: Ovs, sp: SwitchPlan, dev: DeviceView | None, inventory: str,
+                  shut: dict[str, dict] | None = None) -> SwitchStatus:
+    """One switch's br-of: its ports (with the device's link states and the legacy ports HARMLESS ``shut`` for a
+    controller's port-down, ``state.port_admin[switch]``), controllers and trunks, and how the device differs from
+    the plan (:func:`harmless.conformance.check`; ``differences`` None when the device was not read)."""
     try:
         ps = bridges.port_status(ovs, sp)
     except OvsError as e:
@@ -66,7 +68,8 @@ def switch_status(ovs: Ovs, sp: SwitchPlan, dev: DeviceView | None, inventory: s
                                 br_of_state=c.get("br_of_state", "unknown"),
                                 blocked_by_watch=c.get("blocked_by_watch", False),
                                 rx_packets=c.get("rx_packets", 0), tx_packets=c.get("tx_packets", 0),
-                                qos=asdict(p.qos) if p.qos else None))
+                                qos=asdict(p.qos) if p.qos else None, admin_down=c.get("admin_down", False),
+                                device_shut=p.interface in (shut or {})))
     differences = None
     if dev is not None and dev.model is not None:
         held = {p.ofport for p in ports if p.blocked_by_watch}
@@ -108,7 +111,7 @@ def status(with_device: bool = True, only: str | None = None) -> StatusReport:
         if only is not None and sp.name != only:
             continue
         dev = read_device(s, sp.name) if with_device and sp.name in s.switches else None
-        switches.append(switch_status(ovs, sp, dev, s.inventory))
+        switches.append(switch_status(ovs, sp, dev, s.inventory, s.port_admin.get(sp.name, {})))
     return StatusReport(deployed=True, unfinished_journal=pending, inventory=s.inventory, ha=pair_view(),
                         ovs_running=ovs.vswitchd_running() if ovs.private else ovs.ovsdb_running(),
                         switches=switches)

@@ -36,6 +36,12 @@ from harmless.plan import Plan, PortPlan, SwitchPlan, TrunkPlan
 OTC_PROTOCOLS = "OpenFlow13,OpenFlow14"   # 1.4 for bundles
 #: Interface ``external_ids`` key set to ``down`` while a br-of interface stands for a legacy port whose link is down
 LINK_KEY = "harmless-link"
+#: Interface ``external_ids`` key set to ``down`` while a controller holds the br-of port administratively down
+#: (OFPT_PORT_MOD with ``OFPPC_PORT_DOWN``, :mod:`harmless.portmod`): the port is then the same placeholder, its tap
+#: administratively down, so OVS reports ``config: PORT_DOWN`` as it does for any port a controller took down
+ADMIN_KEY = "harmless-admin"
+#: the OpenFlow port config bits a controller sets that OVS keeps on a patch port (``ovs-ofctl mod-port`` words)
+CONFIG_BITS = {"NO_RECV": "no-receive", "NO_FWD": "no-forward", "NO_PACKET_IN": "no-packet-in"}
 
 
 def _bridge_rows(ovs: Ovs) -> dict[str, dict]:
@@ -54,7 +60,8 @@ def _controllers(ovs: Ovs, bridge: str) -> list[str]:
 
 def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict[str, dict],
                          controllers: dict[str, list[str]], held_down: frozenset[str] = frozenset(),
-                         resolved: dict[str, str] | None = None) -> list[list[str]]:
+                         resolved: dict[str, str] | None = None, admin: frozenset[str] = frozenset()
+                         ) -> list[list[str]]:
     """ovs-vsctl commands (one list per command) that turn the current DB state into the plan. Pure.
 
     Order: stale bridges deleted, br-otc, then per switch its br-of, trunks, patch pairs and controller targets,
@@ -67,6 +74,8 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
         controllers: current controller targets per existing br-of.
         held_down: br-of interface names whose legacy link is down (:func:`held_down`): they stay link-down
             placeholders (:func:`placeholder_commands`) instead of being turned back into patch ports.
+        admin: br-of interface names a controller holds administratively down (:func:`admin_down`): placeholders
+            too (their marks are kept as they are).
         resolved: ``{interface: "system"}``: ``type: auto`` trunks that must be AF_PACKET
             (:func:`harmless.otc.trunks.preselect`); other ``auto`` trunks try AF_XDP.
     """
@@ -81,7 +90,7 @@ def convergence_commands(plan: Plan, bridges: dict[str, dict], owned_ports: dict
         for k, t in enumerate(sp.trunks):
             cmds += _trunk_commands(sp, t, trunk_ofport(i, k), resolved or {})
         for p in sp.ports:
-            cmds += _patch_pair_commands(i, sp, p, held_down)
+            cmds += _patch_pair_commands(i, sp, p, held_down, admin)
         cmds += _heartbeat_commands(i, sp)
         cmds += _controller_commands(sp, controllers.get(sp.bridge, []))
     want_ports = _wanted_ports(plan)
@@ -169,17 +178,20 @@ def _trunk_commands(sp: SwitchPlan, t: TrunkPlan, ofport: int, resolved: dict[st
     return cmds
 
 
-def _patch_pair_commands(i: int, sp: SwitchPlan, p: PortPlan, held_down: frozenset[str]) -> list[list[str]]:
-    """The patch pair of migrated port ``p`` (switch number ``i``): br-otc side, br-of side (or its link-down
-    placeholder when ``held_down`` has it). Pure."""
+def _patch_pair_commands(i: int, sp: SwitchPlan, p: PortPlan, held_down: frozenset[str],
+                         admin: frozenset[str] = frozenset()) -> list[list[str]]:
+    """The patch pair of migrated port ``p`` (switch number ``i``): br-otc side, br-of side (or its placeholder when
+    ``held_down`` or ``admin`` has it, with the marks it has). Pure."""
     otc_side, of_side = patch_names(sp.name, p.ofport)
     cmds = [["--may-exist", "add-port", OTC_BRIDGE, otc_side],
             ["set", "Interface", otc_side, "type=patch", f"options:peer={of_side}",
              f"ofport_request={patch_ofport(i, p.ofport)}"],
             ["set", "Port", otc_side, f"external_ids:harmless={sp.name}", f"external_ids:harmless-port={p.interface}"],
             ["--may-exist", "add-port", sp.bridge, of_side]]
-    if of_side in held_down:
-        cmds += placeholder_commands(of_side, p.ofport)
+    if of_side in held_down or of_side in admin:
+        cmds += placeholder_commands(of_side, p.ofport, tuple(k for k, names in ((LINK_KEY, held_down),
+                                                                                  (ADMIN_KEY, admin))
+                                                               if of_side in names))
     else:
         cmds.append(["set", "Interface", of_side, "type=patch", f"options:peer={otc_side}",
                      f"ofport_request={p.ofport}"])
@@ -210,16 +222,17 @@ def apply(ovs: Ovs, plan: Plan) -> list[trunk_types.TrunkChoice]:
     """
     bridges = _bridge_rows(ovs)
     ctl = {sp.bridge: _controllers(ovs, sp.bridge) for sp in plan.switches if sp.bridge in bridges}
-    held = held_down(ovs)
+    held, admin = held_down(ovs), admin_down(ovs)
     wanted = {patch_names(sp.name, p.ofport)[1] for sp in plan.switches for p in sp.ports}
-    for name in sorted(held & wanted):      # a reboot or a restore at boot loses the taps, OVSDB keeps the mark
-        _ensure_tap(ovs, name)
+    for name in sorted((held | admin) & wanted):   # a reboot or a restore at boot loses the taps, OVSDB the marks
+        _ensure_tap(ovs, name, up=name not in admin)
     resolved = trunk_types.preselect(ovs, plan)
-    cmds = convergence_commands(plan, bridges, _owned_ports(ovs), ctl, frozenset(held & wanted), resolved)
+    cmds = convergence_commands(plan, bridges, _owned_ports(ovs), ctl, frozenset(held & wanted), resolved,
+                                frozenset(admin & wanted))
     controller_side.apply_tls(ovs, plan)          # before the targets: ssl: connections need it (issue #13)
     ovs.transact(cmds, timeout=60)
     choices = trunk_types.settle(ovs, plan, resolved)
-    for name in sorted(held - wanted):      # ports that left the plan while held down
+    for name in sorted((held | admin) - wanted):      # ports that left the plan while held down
         _delete_tap(ovs, name)
     # out-of-band controller connections (in-band needs the LOCAL port to route to the controller), reconnect
     # backoff and inactivity probe from the inventory
@@ -309,7 +322,7 @@ def remove(ovs: Ovs, bridges: list[str]) -> None:
     SSL configuration is removed when HARMLESS set it.
     """
     try:
-        held = held_down(ovs)
+        held = held_down(ovs) | admin_down(ovs)
     except OvsError:
         held = set()
     # QoS/Queue rows are root rows: destroyed explicitly (no orphans), in a transaction of their own (ovs-vsctl
@@ -324,27 +337,47 @@ def remove(ovs: Ovs, bridges: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------- link state of br-of ports
-def placeholder_commands(of_side: str, ofport: int) -> list[list[str]]:
-    """ovs-vsctl commands that turn br-of interface ``of_side`` into its link-down placeholder. Pure.
+def placeholder_commands(of_side: str, ofport: int, marks: tuple[str, ...] = (LINK_KEY,)) -> list[list[str]]:
+    """ovs-vsctl commands that turn br-of interface ``of_side`` into its placeholder. Pure.
 
-    The interface becomes ``type=system`` on the persistent tap of the same name (:func:`set_link` creates it), keeps
-    ``ofport_request`` (so the OpenFlow port number and name stay) and is marked ``external_ids:harmless-link=down``.
+    The interface becomes ``type=system`` on the persistent tap of the same name (:func:`set_link` /
+    :func:`set_admin` create it), keeps ``ofport_request`` (so the OpenFlow port number and name stay) and gets the
+    ``marks`` (:data:`LINK_KEY`: watch holds it link-down; :data:`ADMIN_KEY`: a controller holds it down), each
+    ``=down``.
     """
-    return [["set", "Interface", of_side, "type=system", f"ofport_request={ofport}", f"external_ids:{LINK_KEY}=down"],
+    return [["set", "Interface", of_side, "type=system", f"ofport_request={ofport}",
+             *[f"external_ids:{k}=down" for k in marks]],
             ["clear", "Interface", of_side, "options"]]
 
 
 def patch_commands(sp: SwitchPlan, ofport: int) -> list[list[str]]:
-    """ovs-vsctl commands that make br-of port ``ofport`` the patch port towards br-otc again (link up). Pure."""
+    """ovs-vsctl commands that make br-of port ``ofport`` the patch port towards br-otc again (link up, no
+    controller holding it down): both marks removed. Pure."""
     otc_side, of_side = patch_names(sp.name, ofport)
     return [["set", "Interface", of_side, "type=patch", f"options:peer={otc_side}", f"ofport_request={ofport}"],
-            ["remove", "Interface", of_side, "external_ids", LINK_KEY]]
+            ["remove", "Interface", of_side, "external_ids", LINK_KEY],
+            ["remove", "Interface", of_side, "external_ids", ADMIN_KEY]]
+
+
+def marks(ovs: Ovs) -> dict[str, set[str]]:
+    """``{interface: {mark keys set to down}}`` for every interface carrying :data:`LINK_KEY` or :data:`ADMIN_KEY`."""
+    out = {}
+    for r in ovs.vsctl_json("Interface", columns=["name", "external_ids"]):
+        ids = r["external_ids"] or {}
+        got = {k for k in (LINK_KEY, ADMIN_KEY) if ids.get(k) == "down"}
+        if got:
+            out[r["name"]] = got
+    return out
 
 
 def held_down(ovs: Ovs) -> set[str]:
     """Names of the interfaces HARMLESS holds link-down (``external_ids:harmless-link=down``), all bridges."""
-    return {r["name"] for r in ovs.vsctl_json("Interface", columns=["name", "external_ids"])
-            if (r["external_ids"] or {}).get(LINK_KEY) == "down"}
+    return {n for n, m in marks(ovs).items() if LINK_KEY in m}
+
+
+def admin_down(ovs: Ovs) -> set[str]:
+    """Names of the interfaces a controller holds administratively down (``external_ids:harmless-admin=down``)."""
+    return {n for n, m in marks(ovs).items() if ADMIN_KEY in m}
 
 
 def set_link(ovs: Ovs, sp: SwitchPlan, ofport: int, up: bool) -> None:
@@ -357,20 +390,67 @@ def set_link(ovs: Ovs, sp: SwitchPlan, ofport: int, up: bool) -> None:
     ``OFPPS_LIVE``), then the tap is deleted. ovs-vsctl returns once ovs-vswitchd has applied the change, i.e. after
     the port-status messages are queued to the controllers. Idempotent.
 
+    A port a controller holds down (:func:`set_admin`) is already a placeholder: only the mark changes (it stays
+    down until the controller clears ``PORT_DOWN`` too). The controller's ``NO_RECV``/``NO_FWD``/``NO_PACKET_IN``
+    bits survive the swap (re-applied after it, as a port keeps its config across a link flap).
+
     Raises:
         OvsError: the transaction failed, or a device of the interface's name exists that is not a tap or has
             carrier (someone else owns that name).
     """
     of_side = patch_names(sp.name, ofport)[1]
-    if up:
-        ovs.transact(patch_commands(sp, ofport))
-        _delete_tap(ovs, of_side)
-        return
+    have = marks(ovs).get(of_side, set())
+    if up and ADMIN_KEY in have:
+        ovs.transact([["remove", "Interface", of_side, "external_ids", LINK_KEY]])
+    elif up:
+        _to_patch(ovs, sp, ofport)
+    elif have:
+        ovs.transact([["set", "Interface", of_side, f"external_ids:{LINK_KEY}=down"]])
+    else:
+        _to_placeholder(ovs, sp, ofport, LINK_KEY, tap_up=True)
+
+
+def set_admin(ovs: Ovs, sp: SwitchPlan, ofport: int, down: bool, have: dict[str, set[str]] | None = None) -> None:
+    """Hold br-of port ``ofport`` of ``sp`` administratively down (``down=True``) for a controller, or release it.
+
+    Down: the port becomes the placeholder (as for a link down, :func:`set_link`) on a tap that is administratively
+    down, marked :data:`ADMIN_KEY`; OVS reads the tap's flags and reports ``config: PORT_DOWN`` and ``state:
+    LINK_DOWN`` (DELETE, ADD, MODIFY), and nothing passes either way. On a port watch already holds link-down only
+    the tap goes down (OVS sends a MODIFY with ``PORT_DOWN``) and the mark is added. Up: the tap goes up (OVS:
+    MODIFY, ``PORT_DOWN`` cleared) and the mark is removed; while watch still holds the link down the port stays
+    the placeholder (``LINK_DOWN``, as a hardware port whose link is still coming up), else it is the patch port
+    again (``LIVE``). The tap changes first and the mark second, so a crash in between leaves what the controller
+    asked for readable from the tap (:func:`tap_flags`). Idempotent.
+
+    Args:
+        have: :func:`marks` as the caller just read them (saves reading them again: the port-mod's latency).
+
+    Raises:
+        OvsError: as :func:`set_link`.
+    """
+    of_side = patch_names(sp.name, ofport)[1]
+    have = (marks(ovs) if have is None else have).get(of_side, set())
+    if down and have:
+        _ip(ovs, "link", "set", "dev", of_side, "down")
+        ovs.transact([["set", "Interface", of_side, f"external_ids:{ADMIN_KEY}=down"]])
+    elif down:
+        _admin_placeholder(ovs, sp, ofport)
+    elif LINK_KEY in have:
+        _ip(ovs, "link", "set", "dev", of_side, "up")
+        ovs.transact([["remove", "Interface", of_side, "external_ids", ADMIN_KEY]])
+    else:
+        _to_patch(ovs, sp, ofport)
+
+
+def _to_placeholder(ovs: Ovs, sp: SwitchPlan, ofport: int, key: str, tap_up: bool) -> None:
+    """Swap br-of port ``ofport`` from its patch port to its tap placeholder marked ``key`` (see :func:`set_link`)."""
+    of_side = patch_names(sp.name, ofport)[1]
     rows = ovs.vsctl_json("Interface", of_side, columns=["mac_in_use"]) if of_side in _iface_names(ovs) else []
     mac = rows[0]["mac_in_use"] if rows and isinstance(rows[0]["mac_in_use"], str) else ""
-    _ensure_tap(ovs, of_side)
+    bits = config_bits(ovs, sp, ofport)
+    _ensure_tap(ovs, of_side, up=tap_up)
     try:
-        ovs.transact(placeholder_commands(of_side, ofport))
+        ovs.transact(placeholder_commands(of_side, ofport, (key,)))
     except OvsError:
         _delete_tap(ovs, of_side)          # nothing changed in OVS: leave no tap behind
         raise
@@ -379,8 +459,68 @@ def set_link(ovs: Ovs, sp: SwitchPlan, ofport: int, up: bool) -> None:
     # valve.port_status_handler) act on this MODIFY and take the port down.
     if mac and (_link_info(ovs, of_side) or {}).get("address") != mac:
         _ip(ovs, "link", "set", "dev", of_side, "address", mac)
+    _restore_bits(ovs, sp, ofport, bits)
 
 
+def _admin_placeholder(ovs: Ovs, sp: SwitchPlan, ofport: int) -> None:
+    """Swap patch port ``ofport`` to its placeholder for a controller's port-down, in as few steps as it takes (the
+    port-mod's latency: five commands). The tap has the port's address and is up when OVS adds it (port-status
+    DELETE, then ADD: config 0, state LINK_DOWN), then goes down (MODIFY: config PORT_DOWN; the MODIFY is what
+    Faucet acts on, see :func:`_to_placeholder`). The hardware address never changes meanwhile, so a controller
+    that sends its port-mod again (Faucet does, every second until the port status matches) always names the one
+    OVS has (OVS refuses another with OFPPMFC_BAD_HW_ADDR, which Faucet logs as an error)."""
+    of_side = patch_names(sp.name, ofport)[1]
+    mac, bits = port_desc_one(ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", sp.bridge, str(ofport)), ofport)
+    if _ip(ovs, "tuntap", "add", "dev", of_side, "mode", "tap", check=False).returncode != 0:
+        _ensure_tap(ovs, of_side)                  # exists already: it must be our tap, without carrier
+    _ip(ovs, "link", "set", "dev", of_side, *(["address", mac] if mac else []), "up")
+    try:
+        ovs.transact(placeholder_commands(of_side, ofport, (ADMIN_KEY,)))
+    except OvsError:
+        _delete_tap(ovs, of_side)
+        raise
+    _ip(ovs, "link", "set", "dev", of_side, "down")
+    _restore_bits(ovs, sp, ofport, bits)
+
+
+def port_desc_one(text: str, ofport: int) -> tuple[str, set[str]]:
+    """``(hw_addr, controller config bits)`` of port ``ofport`` in ``ovs-ofctl dump-ports-desc`` output
+    (``("", set())`` when it is not there; OpenFlow 1.3's port description has no port filter, so ovs-ofctl may
+    print every port). Pure."""
+    m = re.search(rf"^\s*{ofport}\([^)]*\): addr:([0-9a-f:]{{17}})", text, re.M)
+    desc = parse_ports_desc(text).get(ofport)
+    return (m.group(1) if m else ""), (set(desc["config"]) & set(CONFIG_BITS) if desc else set())
+
+
+def _to_patch(ovs: Ovs, sp: SwitchPlan, ofport: int) -> None:
+    """Swap br-of port ``ofport`` back to its patch port (both marks removed) and delete the tap."""
+    bits = config_bits(ovs, sp, ofport)
+    ovs.transact(patch_commands(sp, ofport))
+    _delete_tap(ovs, patch_names(sp.name, ofport)[1])
+    _restore_bits(ovs, sp, ofport, bits)
+
+
+def config_bits(ovs: Ovs, sp: SwitchPlan, ofport: int) -> set[str]:
+    """The controller's ``NO_RECV``/``NO_FWD``/``NO_PACKET_IN`` bits on br-of port ``ofport`` now (empty when the
+    port is missing)."""
+    desc = parse_ports_desc(ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", sp.bridge, str(ofport)))
+    return set(desc.get(ofport, {}).get("config", set())) & set(CONFIG_BITS)
+
+
+def _restore_bits(ovs: Ovs, sp: SwitchPlan, ofport: int, bits: set[str]) -> None:
+    """Set ``bits`` again on the port OVS re-created (a new OpenFlow port starts with config 0)."""
+    for b in sorted(bits):
+        ovs.ofctl("-O", "OpenFlow13", "mod-port", sp.bridge, str(ofport), CONFIG_BITS[b])
+
+
+def tap_flags(ovs: Ovs, names: set[str]) -> dict[str, bool]:
+    """``{tap: administratively up}`` for those of ``names`` that exist (one ``ip -j link`` call): a controller's
+    port-mod on a placeholder port reaches its tap's IFF_UP flag at once (OVS ``netdev_turn_flags_off``)."""
+    if not names:
+        return {}
+    p = _ip(ovs, "-j", "link", "show", check=False)
+    rows = json.loads(p.stdout or "[]") if p.returncode == 0 else []
+    return {r["ifname"]: "UP" in r.get("flags", []) for r in rows if r.get("ifname") in names}
 def parse_ports_desc(text: str) -> dict[int, dict]:
     """Parse ``ovs-ofctl -O OpenFlow13 dump-ports-desc BRIDGE``. Pure.
 
@@ -412,16 +552,18 @@ def link_view(ovs: Ovs, sp: SwitchPlan) -> dict[int, dict]:
     Returns:
         ``{ofport: {"br_of_state": "LIVE" | "LINK_DOWN" | ... (space-separated OFPPS flags, "0" for none,
         "missing" when the port is not on br-of), "br_of_config": [OFPPC flags, e.g. "PORT_DOWN" set by a
-        controller], "blocked_by_watch": bool}}``.
+        controller], "blocked_by_watch": bool, "admin_down": bool (a controller's OFPPC_PORT_DOWN that HARMLESS
+        holds, :func:`set_admin`)}}``.
     """
     desc = parse_ports_desc(ovs.ofctl("-O", "OpenFlow13", "dump-ports-desc", sp.bridge))
-    held = held_down(ovs)
+    have = marks(ovs)
     out = {}
     for p in sp.ports:
         d = desc.get(p.ofport)
+        m = have.get(patch_names(sp.name, p.ofport)[1], set())
         out[p.ofport] = {"br_of_state": (" ".join(sorted(d["state"])) or "0") if d else "missing",
                          "br_of_config": sorted(d["config"]) if d else [],
-                         "blocked_by_watch": patch_names(sp.name, p.ofport)[1] in held}
+                         "blocked_by_watch": LINK_KEY in m, "admin_down": ADMIN_KEY in m}
     return out
 
 
@@ -444,15 +586,18 @@ def _link_info(ovs: Ovs, name: str) -> dict | None:
     return rows[0] if rows else None
 
 
-def _ensure_tap(ovs: Ovs, name: str) -> None:
-    """A persistent tap ``name``, administratively up, without carrier (nobody attached)."""
+def _ensure_tap(ovs: Ovs, name: str, up: bool = True) -> None:
+    """A persistent tap ``name`` without carrier (nobody attached), administratively up (``up``) or down (a
+    controller holds the port down: OVS reads the flag as ``config: PORT_DOWN``)."""
     info = _link_info(ovs, name)
     if info is None:
         _ip(ovs, "tuntap", "add", "dev", name, "mode", "tap")
     elif (info.get("linkinfo") or {}).get("info_kind") != "tun":
         raise OvsError(name, "a network device of this name exists and is not a tap",
                        "rename or delete it: HARMLESS names the link-down placeholder of a br-of port like the port")
-    _ip(ovs, "link", "set", "dev", name, "up")
+    _ip(ovs, "link", "set", "dev", name, "up" if up else "down")
+    if not up:
+        return                      # a tap that is down has no carrier whoever holds it
     info = _link_info(ovs, name) or {}
     if "NO-CARRIER" not in info.get("flags", []):
         raise OvsError(name, "the tap has carrier (a process holds it open), so it cannot show the link down",

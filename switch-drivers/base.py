@@ -47,6 +47,13 @@ class Capabilities:
         l2pt_source: the vendor document the protocol list comes from (for ``plan``'s ``l2pt-unsupported`` warning).
         l2pt_caveat: what the operator must check for tunnelling to work that HARMLESS does not configure (a
             ``plan`` warning, ``l2pt-caveat``, whenever a port tunnels something), '' when nothing.
+        port_admin: :meth:`SwitchDriver.render_port_admin` is implemented and ``restore`` gives such a change back
+            exactly (a controller's port-down shuts the legacy port, :mod:`harmless.portmod`).
+        mac_learning_off: the device can turn MAC learning off for HARMLESS's VLANs (None: unknown, e.g. offline
+            without the probe); the render does it for changes with ``no_learning``. ``mac_learning_scope``:
+            ``vlan`` (per VLAN) or ``port`` (per interface, on the access ports and trunks: only where a trunk
+            carries HARMLESS's VLANs alone, i.e. not ``shared``).
+            ``mac_learning_source``: where that was learned (a probe, the vendor's documentation).
     """
 
     commit_confirm: bool = False
@@ -59,6 +66,10 @@ class Capabilities:
     l2pt_mac: str | None = None
     l2pt_source: str = ""
     l2pt_caveat: str = ""
+    port_admin: bool = False
+    mac_learning_off: bool | None = False
+    mac_learning_scope: str = "vlan"
+    mac_learning_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,6 +134,9 @@ class AccessPortChange:
     vlan_name: str
     qinq: bool = False
     l2pt: tuple[str, ...] = ()
+    #: turn MAC learning off for this port's VLAN (or on the port, where the device does it per port); only for
+    #: drivers with ``capabilities.mac_learning_off``
+    no_learning: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,6 +153,7 @@ class TrunkChange:
 
     ``names``: ``((vid, name), ...)`` for VIDs only trunks carry (no access port names them), e.g. the heartbeat
     VLAN of an active/standby pair (``harmless-<switch>-hb``): so the device names it as HARMLESS's.
+    ``no_learning``: MAC learning off for these VLANs (or on this port, see :class:`AccessPortChange`).
     """
 
     interface: str
@@ -147,6 +162,7 @@ class TrunkChange:
     shared: bool = False
     bring_up: bool = False
     names: tuple[tuple[int, str], ...] = ()
+    no_learning: bool = False
 
 
 class SwitchDriver(abc.ABC):
@@ -303,6 +319,26 @@ class SwitchDriver(abc.ABC):
 
     def link_states(self) -> dict[str, str]:
         """Operational state per interface: ``{name: "up" | "down" | "admin-down"}``."""
+        raise NotImplementedError
+
+    def port_properties(self) -> dict[str, dict]:
+        """Per interface what the device reports of its port: ``{name: {"link": "up" | "down" | "admin-down",
+        "speed_mbps": float (0 when unknown)}}`` (NAPALM ``get_interfaces``: ``is_up``, ``is_enabled``, ``speed``).
+
+        Raises:
+            NotImplementedError: the driver cannot read them.
+            DeviceError: the device cannot be read.
+        """
+        raise NotImplementedError
+
+    def render_port_admin(self, interface: str, enabled: bool) -> str:
+        """The config that shuts (``enabled=False``) or re-enables one interface, in the device's syntax (pure;
+        applied with :meth:`apply`). Only for drivers with ``capabilities.port_admin``.
+
+        Raises:
+            NotImplementedError: the driver cannot.
+            ValueError: ``interface`` is not an interface name of this OS.
+        """
         raise NotImplementedError
 
     def interface_counters(self) -> dict[str, dict[str, int]]:

@@ -9,6 +9,12 @@ the delimiter character; Arista EOS User Manual, "banner login": the text ends w
 
 In a candidate (the tagging config HARMLESS renders) ``no vlan 105`` addresses the object ``vlan 105`` and
 ``default interface X`` the object ``interface x``.
+
+A global command over a VLAN list (IOS ``[no] mac address-table learning vlan LIST``, which takes one VID or a list
+of VIDs and ranges: Cisco IE 2000 Switch Software Configuration Guide, "MAC Address Learning on a VLAN"; the lab's
+IOS prints one such line with every VLAN that does not learn) is one object keyed by the command alone, whichever
+VLANs it names and whether it is the ``no`` form (:data:`LIST_COMMANDS`): the operator's VLANs and HARMLESS's share
+that line, so HARMLESS owns the line as a whole (its base: the line before HARMLESS, or none).
 """
 from __future__ import annotations
 
@@ -18,6 +24,14 @@ from collections.abc import Iterable, Mapping
 from harmless.switch_drivers.ownership import ConfigSyntax, Lines, Units, norm
 
 _BANNER = re.compile(r"^banner\s+\S+(?:\s+(\S.*))?$")
+#: global one-line commands over a VLAN list: (pattern of the normalised line, the object's key)
+LIST_COMMANDS = ((re.compile(r"^(no )?mac address-table learning vlan( |$)"), "mac address-table learning vlan"),)
+
+
+def key_of(line: str) -> str:
+    """The object key of a top-level line: the line normalised, or the command of a :data:`LIST_COMMANDS` line."""
+    k = norm(line)
+    return next((key for pat, key in LIST_COMMANDS if pat.match(k)), k)
 
 
 def _banner_end(header: str) -> str | None:
@@ -54,7 +68,7 @@ def segments(text: str) -> list[tuple[str | None, list[str]]]:
         elif line[:1] in (" ", "\t"):
             out.append((None, [line]))                   # an indented line without a parent: keep, own no object
         else:
-            out.append((norm(s), [line]))
+            out.append((key_of(s), [line]))
             banner = _banner_end(s)
     return out
 

@@ -243,9 +243,21 @@ class NapalmDriver(SwitchDriver):
         Returns:
             ``{name: "up" | "down" | "admin-down"}`` for every interface the device lists.
         """
+        return {name: p["link"] for name, p in self.port_properties().items()}
+
+    def port_properties(self) -> dict[str, dict]:
+        """Link state and speed per interface (NAPALM ``get_interfaces``: ``is_enabled``, ``is_up``, ``speed`` in
+        Mbit/s, -1 or 0 when the device does not say).
+
+        Returns:
+            ``{name: {"link": "up" | "down" | "admin-down", "speed_mbps": float}}`` for every interface listed.
+        """
         out = {}
         for name, i in self._call("get_interfaces", self._dev().get_interfaces).items():
-            out[name] = "admin-down" if not i.get("is_enabled", True) else ("up" if i.get("is_up") else "down")
+            link = "admin-down" if not i.get("is_enabled", True) else ("up" if i.get("is_up") else "down")
+            speed = i.get("speed", 0)
+            out[name] = {"link": link, "speed_mbps": float(speed) if isinstance(speed, (int, float)) and speed > 0
+                         else 0.0}
         return out
 
     def interface_counters(self) -> dict[str, dict[str, int]]:

@@ -143,6 +143,10 @@ class OpenFlowSettings(_Model):
     tls: TlsSettings | None = None
     max_backoff_ms: int = Field(1000, ge=1000, le=3_600_000)
     inactivity_probe_ms: int = Field(5000, ge=0, le=3_600_000)
+    port_down: Literal["device", "server"] = Field("device", description=(
+        "what a controller's port-mod with OFPPC_PORT_DOWN does beyond br-of: device = also shut the legacy port, "
+        "so the host loses its link as on a hardware switch (harmless watch carries it out, down undoes it); "
+        "server = block the port on the server only (docs/link-state.md)"))
 
     @field_validator("versions")
     @classmethod
@@ -191,6 +195,10 @@ class Switch(_Model):
                                      "sets no l2pt of its own")
 
     _l2pt = field_validator("l2pt")(lambda v: _unique(v, "l2pt"))
+    mac_learning: Literal["off", "on"] = Field("off", description=(
+        "MAC learning in HARMLESS's VLANs: off (default, where the platform can: a frame the controller sends back "
+        "out of its in-port reaches the other hosts behind that port; plan notes a switch that cannot) or on (left "
+        "as the device has it). docs/transparency.md, Hairpin"))
 
     @field_validator("stag_tpid")
     @classmethod

@@ -28,7 +28,8 @@ import re
 
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.eos import parse
-from harmless.switch_drivers.eos.render import L2PT_PROTOCOLS, STAG_TPIDS, profiles_now, render_config
+from harmless.switch_drivers.eos.render import (L2PT_PROTOCOLS, STAG_TPIDS, profiles_now, render_config,
+                                                render_port_admin)
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 
 #: where :data:`L2PT_PROTOCOLS` comes from, and what HARMLESS does not configure for it
@@ -40,7 +41,9 @@ L2PT_CAVEAT = ("EOS forwards link-local protocols only with a TCAM profile that 
 #: protocol forwarding (:data:`render.L2PT_PROTOCOLS`: bridged with their own destination, so ``l2pt_mac`` None)
 CAPABILITIES = Capabilities(commit_confirm=True, replace=True, qinq=True, lag=True, stag_tpids=STAG_TPIDS,
                             link_state=True, l2pt=L2PT_PROTOCOLS, l2pt_mac=None, l2pt_source=L2PT_SOURCE,
-                            l2pt_caveat=L2PT_CAVEAT)
+                            l2pt_caveat=L2PT_CAVEAT, port_admin=True, mac_learning_off=True,
+                            mac_learning_scope="port",
+                            mac_learning_source="EOS: switchport mac address learning, per interface")
 _EAPI_ERROR = re.compile(r"CLI command \d+ of \d+ '([^']*)' failed: ([^\[\]\n]+?)\s*(?:\[|$)", re.M)
 
 
@@ -75,7 +78,8 @@ class EosDriver(NapalmDriver):
 
     Capabilities: commit-confirm (EOS >= 4.23 config sessions with commit timer, the minimum NAPALM
     accepts), replace, QinQ (``switchport mode dot1q-tunnel``) with S-tag TPID 0x8100 or 0x88a8
-    (``switchport dot1q ethertype``), LAG (``Port-Channel`` trunks), link state (``show interfaces``).
+    (``switchport dot1q ethertype``), LAG (``Port-Channel`` trunks), link state (``show interfaces``), a port's
+    ``shutdown``, MAC learning off per interface (``no switchport mac address learning``).
     """
 
     name = "eos"
@@ -85,6 +89,10 @@ class EosDriver(NapalmDriver):
     def capabilities(self) -> Capabilities:
         """Static (:data:`CAPABILITIES`)."""
         return CAPABILITIES
+
+    def render_port_admin(self, interface: str, enabled: bool) -> str:
+        """``shutdown`` / ``no shutdown`` of one interface (:func:`render.render_port_admin`)."""
+        return render_port_admin(interface, enabled)
 
     device_message = staticmethod(device_message)
     parse_ports = staticmethod(parse.parse_port_states)

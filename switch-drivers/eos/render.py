@@ -9,7 +9,8 @@ from harmless.switch_drivers.eos.vids import format_vid_ranges
 from harmless.switch_drivers.rendering import collect_vlans, template_env
 from harmless.switch_drivers.switchport import interface_lines
 
-__all__ = ["L2PT_PROTOCOLS", "STAG_TPIDS", "TEMPLATE_DIR", "l2pt_profiles", "profiles_now", "render_config"]
+__all__ = ["L2PT_PROTOCOLS", "STAG_TPIDS", "TEMPLATE_DIR", "l2pt_profiles", "profiles_now", "render_config",
+           "render_port_admin"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _ENV = template_env(TEMPLATE_DIR)
@@ -92,7 +93,9 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange],
     Returns:
         EOS config text with 3-space indentation: ``vlan`` blocks (sorted by VID; trunk-only VIDs unnamed),
         the ``l2-protocol`` block when a port forwards link-local protocols, access ``interface`` blocks, trunk
-        blocks, ``end``. Same input → same text.
+        blocks, ``end``. Same input → same text. A change with
+        ``no_learning`` gets ``no switchport mac address learning`` on its interface (EOS learns per interface; the
+        access port and the trunk are the only members of a HARMLESS VLAN and the trunk carries only HARMLESS VLANs).
 
     Raises:
         ValueError: bad VID, VLAN name, interface name or TPID; one VID given two names; one interface
@@ -108,7 +111,7 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange],
                              f"({', '.join(f'{x:#06x}' for x in STAG_TPIDS)})")
         tpid = f"{t.stag_tpid:#06x}" if any_qinq and t.stag_tpid != 0x8100 else None
         rows.append((t.interface, format_vid_ranges(t.vids), tpid, "add " if t.shared else "", t.bring_up,
-                     trunk_profile[t.interface]))
+                     trunk_profile[t.interface], t.no_learning))
     now = profiled or {}
     unprofile = {a.interface for a in access if access_profile[a.interface] is None and a.interface in now}
     unprofile |= {t.interface for t in trunks if trunk_profile[t.interface] is None
@@ -116,3 +119,9 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange],
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=list(access), trunks=rows,
                                                    profiles=profiles, access_profile=access_profile,
                                                    unprofile=unprofile)
+
+
+def render_port_admin(interface: str, enabled: bool) -> str:
+    """``interface X`` / ``shutdown`` (or ``no shutdown``) / ``end`` (pure). Raises ValueError for a bad name."""
+    _check_interface(interface)
+    return f"interface {interface}\n   {'no shutdown' if enabled else 'shutdown'}\n!\nend\n"

@@ -30,7 +30,7 @@ from harmless.switch_drivers.ios.model import parse_model
 from harmless.switch_drivers.ios.platforms import TUNNEL_MAC, l2pt_support
 from harmless.switch_drivers.ios.parse import (interface_lines, needs_trunk_encapsulation, parse_port_states,
                                                 parse_vlans)
-from harmless.switch_drivers.ios.render import render_config
+from harmless.switch_drivers.ios.render import render_config, render_port_admin
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 from harmless.switch_drivers.rendering import OWN_VLAN_PREFIX
 
@@ -182,6 +182,12 @@ def session_port_of(show_users: str, show_arp: Callable[[str], str], show_mac: C
         return None
 
 
+#: where the IOS driver's MAC-learning capability comes from (plan's note), by the probe's answer
+LEARNING_SOURCE = {True: "the device answers show mac address-table learning",
+                   False: "the device does not know show mac address-table learning (Cisco documents per-VLAN MAC "
+                          "learning control for e.g. the Catalyst 3560/3750, not for the 2960)"}
+
+
 class IosDriver(NapalmDriver):
     """One Cisco IOS switch over SSH (NAPALM ``ios``).
 
@@ -271,9 +277,13 @@ class IosDriver(NapalmDriver):
         """Probe ``show archive`` once: commit-confirm needs IOS's archive feature.
 
         Always: replace (``configure replace``), QinQ (``switchport mode dot1q-tunnel``; the outer tag's TPID
-        is 0x8100 on IOS, hence ``stag_tpids=(0x8100,)``), link state (``get_interfaces``). No LAG support
-        in the template. Layer 2 protocol tunnelling by platform (:func:`~.platforms.l2pt_support` of the model
-        and release ``show version`` gives; tunnelled PDUs carry :data:`~.platforms.TUNNEL_MAC` on the trunk).
+        is 0x8100 on IOS, hence ``stag_tpids=(0x8100,)``), link state (``get_interfaces``), a port's
+        ``shutdown``. No LAG support in the template. Layer 2 protocol tunnelling by platform
+        (:func:`~.platforms.l2pt_support` of the model and release ``show version`` gives; tunnelled PDUs carry
+        :data:`~.platforms.TUNNEL_MAC` on the trunk). MAC learning per VLAN (``no mac address-table learning vlan``,
+        Catalyst 3750-X/3560-X Software Configuration Guide 15.0(2)SE, "Disabling MAC Address Learning on a VLAN";
+        not on every platform: the Catalyst 2960 guide has no such section) where the device knows ``show mac
+        address-table learning``.
 
         Raises:
             DeviceError: not open, or the probe failed.
@@ -285,9 +295,11 @@ class IosDriver(NapalmDriver):
                 f = self._call("get_facts", self._dev().get_facts)
                 self._platform = (f.get("model", ""), f.get("os_version", ""))
             l2pt, source = l2pt_support(*self._platform)
+            learning = bool(self._show("show mac address-table learning"))
             self._caps = Capabilities(commit_confirm=archive, replace=True, qinq=True, lag=False,
                                       stag_tpids=(0x8100,), link_state=True, l2pt=l2pt, l2pt_mac=TUNNEL_MAC,
-                                      l2pt_source=source)
+                                      l2pt_source=source, port_admin=True, mac_learning_off=learning,
+                                      mac_learning_source=LEARNING_SOURCE[learning])
         return self._caps
 
     def facts(self) -> DeviceFacts:
@@ -304,13 +316,18 @@ class IosDriver(NapalmDriver):
             None if "Invalid input" in switchport else switchport, f.model)
         return f
 
+    def render_port_admin(self, interface: str, enabled: bool) -> str:
+        """``shutdown`` / ``no shutdown`` of one interface (:func:`render.render_port_admin`)."""
+        return render_port_admin(interface, enabled)
+
     # ------------------------------------------------------------------ offline
     def saved_capabilities(self) -> Capabilities:
-        """Without the device its ``archive`` cannot be probed: no commit-confirm assumed; nor its model: which
-        link-local protocols it tunnels is unknown (``l2pt`` None: the device decides at commit); the rest as
-        online."""
+        """Without the device its ``archive`` and ``show mac address-table learning`` cannot be probed: no
+        commit-confirm assumed, per-VLAN learning control unknown (nothing rendered, nothing said: the plan online
+        says what the device has); nor its model: which link-local protocols it tunnels is unknown (``l2pt`` None:
+        the device decides at commit); the rest as online."""
         return Capabilities(commit_confirm=False, replace=True, qinq=True, lag=False, stag_tpids=(0x8100,),
-                            link_state=True, l2pt=None, l2pt_mac=TUNNEL_MAC)
+                            link_state=True, l2pt=None, l2pt_mac=TUNNEL_MAC, port_admin=True, mac_learning_off=None)
 
     def saved_vlans(self, config_text: str, model) -> dict[int, str]:
         """The config's ``vlan`` blocks plus IOS's built-in VLANs (what ``show vlan`` lists online); on a VTP

@@ -12,7 +12,7 @@ from harmless.switch_drivers.ios.vids import format_vid_ranges
 from harmless.switch_drivers.rendering import OWN_VLAN_PREFIX, collect_vlans, template_env
 from harmless.switch_drivers.switchport import fold_allowed
 
-__all__ = ["OWN_VLAN_PREFIX", "TEMPLATE_DIR", "render_config"]
+__all__ = ["OWN_VLAN_PREFIX", "TEMPLATE_DIR", "render_config", "render_port_admin", "no_learning_vids"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _ENV = template_env(TEMPLATE_DIR)
@@ -151,6 +151,43 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], *, 
                    "cleanup": _trunk_cleanup(cur.get(t.interface, []), tuple(t.vids)), "bring_up": t.bring_up}
                   for t in trunks]
     remove = _stale_vlans(current, set(vlans), seen, database)
+    off, on = _learning(access, trunks, current, set(vlans) | set(remove))
     return _ENV.get_template("harmless.j2").render(vlans=sorted(vlans.items()), access=access_rows,
                                                    trunks=trunk_rows, remove_vlans=remove,
-                                                   encapsulation=bool(trunk_encapsulation))
+                                                   encapsulation=bool(trunk_encapsulation),
+                                                   learning_off=format_vid_ranges(off) if off else "",
+                                                   learning_on=format_vid_ranges(on) if on else "")
+
+
+_NO_LEARNING = re.compile(r"^no mac address-table learning vlan (\S+)\s*$", re.M)
+
+
+def no_learning_vids(config: str | None) -> set[int]:
+    """VIDs whose MAC learning the config turns off (``no mac address-table learning vlan LIST``). Pure."""
+    out: set[int] = set()
+    for m in _NO_LEARNING.finditer(config or ""):
+        for item in m.group(1).split(","):
+            lo, _, hi = item.partition("-")
+            if lo.isdigit() and (hi.isdigit() or not hi):
+                out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def _learning(access: list[AccessPortChange], trunks: list[TrunkChange], current: str | None,
+              ours: set[int]) -> tuple[list[int], list[int]]:
+    """``(VIDs to turn MAC learning off for, HARMLESS VIDs to turn it back on for)``: off for the VIDs of changes with
+    ``no_learning`` that the device still learns on; back on for HARMLESS's VIDs (``ours``: planned or removed)
+    whose learning is off but no longer wanted (e.g. the inventory switched to ``mac_learning: on``). Pure."""
+    want = {a.vid for a in access if a.no_learning} | {v for t in trunks if t.no_learning for v in t.vids}
+    have = no_learning_vids(current)
+    return sorted(want - have), sorted((have & ours) - want)
+
+
+def render_port_admin(interface: str, enabled: bool) -> str:
+    """``interface X`` / ``shutdown`` (or ``no shutdown``) / ``end``: one port taken down or back up (pure).
+
+    Raises:
+        ValueError: not an IOS interface name.
+    """
+    _check_interface(interface)
+    return f"interface {interface}\n {'no shutdown' if enabled else 'shutdown'}\n!\nend\n"

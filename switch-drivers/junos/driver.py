@@ -25,7 +25,8 @@ from harmless.errors import DeviceError
 from harmless.switch_drivers.base import AccessPortChange, Capabilities, TrunkChange
 from harmless.switch_drivers.junos import parse
 from harmless.switch_drivers.junos.conf import compare
-from harmless.switch_drivers.junos.render import L2PT_LEGACY, L2PT_PROTOCOLS, MODE_KEYWORD, render_config
+from harmless.switch_drivers.junos.render import (L2PT_LEGACY, L2PT_PROTOCOLS, MODE_KEYWORD, render_config,
+                                                  render_port_admin)
 from harmless.switch_drivers.l2pt import TUNNEL_MAC
 from harmless.switch_drivers.napalm_glue import NapalmDriver
 
@@ -98,7 +99,13 @@ class JunosDriver(NapalmDriver):
         els = self.vlan_syntax != "legacy"
         return Capabilities(commit_confirm=True, replace=True, qinq=False, lag=True, stag_tpids=(), link_state=True,
                             l2pt=L2PT_PROTOCOLS if els else (), l2pt_mac=TUNNEL_MAC,
-                            l2pt_source=L2PT_SOURCE if els else L2PT_LEGACY, l2pt_caveat=L2PT_CAVEAT if els else "")
+                            l2pt_source=L2PT_SOURCE if els else L2PT_LEGACY, l2pt_caveat=L2PT_CAVEAT if els else "",
+                            port_admin=True, mac_learning_off=True,
+                            mac_learning_source="Junos: no-mac-learning under vlans")
+
+    def render_port_admin(self, interface: str, enabled: bool) -> str:
+        """``set``/``delete interfaces X disable`` (:func:`render.render_port_admin`)."""
+        return render_port_admin(interface, enabled)
 
     def _napalm_optional_args(self) -> dict:
         args: dict = {"port": self.port, "ignore_warning": ["statement not found"]}

@@ -131,7 +131,25 @@ def render_config(access: list[AccessPortChange], trunks: list[TrunkChange], syn
     # a shared trunk keeps its VLAN-side memberships too: they are the VLANs it carries for the operator
     stale = [(name, ifname) for ifname in [a.interface for a in access] + [t.interface for t in trunks if not t.shared]
              for name in sorted(side.get(ifname, ()))]
+    no_learning = sorted({vlans[a.vid] for a in access if a.no_learning})
     return _ENV.get_template("harmless.j2").render(mode_kw=MODE_KEYWORD[syntax], vlans=sorted(vlans.items()),
                                                    access=[(a.interface, a.vlan_name) for a in access], trunks=rows,
                                                    stale=stale, l2pt=_l2pt_rows(access, syntax, tunnelled or set()),
-                                                   ranges=moves)
+                                                   ranges=moves, no_learning=no_learning,
+                                                   learning_kw=LEARNING_KEYWORD[syntax])
+
+
+#: syntax name -> the statement under ``vlans NAME`` that turns MAC learning off for the VLAN (Junos
+#: ``no-mac-learning``: ELS hierarchy ``[edit vlans vlan-name switch-options]``, non-ELS EX ``[edit vlans vlan-name]``)
+LEARNING_KEYWORD = {"els": "switch-options no-mac-learning", "legacy": "no-mac-learning"}
+
+
+def render_port_admin(interface: str, enabled: bool) -> str:
+    """``set interfaces X disable`` (or ``delete interfaces X disable``): one port taken down or back up (pure).
+
+    Raises:
+        ValueError: not a Junos switch port name.
+    """
+    if not _INTERFACE.match(interface or ""):
+        raise ValueError(f"interface name {interface!r} is not a Junos switch port (e.g. ge-0/0/7, xe-0/0/1, ae0)")
+    return f"{'delete' if enabled else 'set'} interfaces {interface} disable\n"

@@ -538,6 +538,70 @@ def test_concurrent_up_is_refused(flab):
     record("concurrent writers", "a second up and a down while an up commits", f"both refused (pid named); {outcome}")
 
 
+# ----------------------------------------------------------------------------- a port-mod's device change, killed
+#: the steps after which the way back differs: before the state records the shut (``portmod.begin`` behaves as
+#: ``state.save``) and after it, before the commit (``device.committed`` behaves as ``device.commit``); sampled to keep
+#: the suite's time down, as the signals of ``up`` are (all four pass: ``-k port_mods`` with the full list)
+PORTMOD_STEPS = ["state.save", "device.commit"]
+
+
+def _watch(fl, **fault) -> subprocess.Popen:
+    """``harmless watch`` as its own process (port-mods on), once it follows ovs-vswitchd's log."""
+    import sys
+    env = fl.env(**{f"HARMLESS_FAULT_{k.upper()}": v for k, v in fault.items()})
+    w = subprocess.Popen([sys.executable, "-m", "harmless.cli", "watch", "--interval", "2"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: w.poll() is not None or subprocess.run(["pgrep", "-P", str(w.pid), "-x", "tail"],
+                                                            capture_output=True).returncode == 0, 60,
+             "harmless watch to follow ovs-vswitchd")
+    return w
+
+
+def _port7(fl, word: str) -> None:
+    """The operator's (or a controller's) port-mod on br-of port 7 (``ovs-ofctl mod-port``, OVS's own client)."""
+    from harmless.deployment import state_ovs
+    from harmless.state import DeploymentState
+    s = DeploymentState.model_validate_json((fl.state / "state.json").read_text())
+    state_ovs(s).ofctl("-O", "OpenFlow13", "mod-port", "br-of-sw1", "7", word)
+
+
+def _fa07_shut(fl) -> bool:
+    return bool(__import__("re").search(r"interface FastEthernet0/7\n(?: .*\n)* shutdown\n", fl.running_config()))
+
+
+def test_a_port_mods_device_change_killed_at_every_step(flab):
+    """``harmless watch`` shuts the legacy port for a port-mod (op ``portmod``); SIGKILL right after each record.
+    ``recover`` makes the device what the state says (the state is written before the commit), the port-mod's
+    release undoes it, and ``down`` gives the true original back."""
+    fl = flab
+    r = fl.cli(*up_args(fl))
+    assert r.returncode == 0, r.stderr[-800:]
+    for step in PORTMOD_STEPS:
+        case = f"port-mod device change KILL at {step}"
+        w = _watch(fl, at=step, signal="KILL")
+        _port7(fl, "down")
+        assert w.wait(120) == -9, (w.returncode, w.stderr.read()[-800:])
+        assert fl.journal()[-1]["step"] == step
+        r = fl.cli("recover", "--json")
+        assert r.returncode == 0 and json.loads(r.stdout)["recovered"] == "portmod", r.stderr[-800:]
+        recorded = "FastEthernet0/7" in json.loads((fl.state / "state.json").read_text())["port_admin"].get("sw1", {})
+        assert recorded == (step in ("device.commit", "device.committed")), step
+        assert _fa07_shut(fl) == recorded, f"{case}: the device does not match the state"
+        assert not (fl.state / "journal.jsonl").exists()
+        w = _watch(fl)                                  # the port-mod is released: the device follows
+        try:
+            _port7(fl, "up")
+            wait_for(lambda: not _fa07_shut(fl) and "port_admin" in (s := json.loads(
+                (fl.state / "state.json").read_text())) and not s["port_admin"], 120, f"{case}: released")
+        finally:
+            w.terminate()
+            w.wait(60)
+        record(case, f"SIGKILL of harmless watch right after the '{step}' record",
+               f"recover: device {'shut' if recorded else 'unchanged'} as the state says; released")
+    finish(fl, "port-mod device change")
+    assert_clean(fl, "port-mod device change")
+
+
 def test_a_following_cycle_still_restores_the_true_original(flab):
     fl = flab
     r = fl.cli(*up_args(fl))

@@ -157,7 +157,7 @@ def test_link_down_reaches_the_controller_as_link_down_and_nothing_passes(env):
     assert evs[-1]["hw_addr"] == mac_before
     assert env.desc7() == {"name": "sw1-p7", "config": set(), "state": {"LINK_DOWN"}}
     view = bridges.link_view(o, sp)
-    assert view[7] == {"br_of_state": "LINK_DOWN", "br_of_config": [], "blocked_by_watch": True}
+    assert view[7] == {"br_of_state": "LINK_DOWN", "br_of_config": [], "blocked_by_watch": True, "admin_down": False}
     assert view[10]["br_of_state"] == "LIVE" and not view[10]["blocked_by_watch"]
     # same OpenFlow port numbers on br-of and br-otc, same translator flows, the controller's flows kept
     assert env.ofports() == ofports_before

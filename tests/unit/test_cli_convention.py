@@ -152,10 +152,10 @@ def test_status_with_long_names_and_counters_at_80_columns_and_in_a_pipe(monkeyp
     monkeypatch.setattr(orchestrator, "status", lambda with_device=True: report)
     (term,), (plain,) = both_forms(["status", "--no-device"])
     expected = Table("floor3west: br-of-floor3west (datapath id 0x00000000000f3e57)",
-                     ["legacy port", "OF port", "VID", "device link", "br-of state", "held", "rx packets",
-                      "tx packets"],
+                     ["legacy port", "OF port", "VID", "device link", "br-of state", "held", "port-down",
+                      "rx packets", "tx packets"],
                      [[p.interface, str(p.ofport), str(p.vid), p.device_link, p.br_of_state,
-                       "yes" if p.blocked_by_watch else "no", str(p.rx_packets), str(p.tx_packets)]
+                       "yes" if p.blocked_by_watch else "no", "no", str(p.rx_packets), str(p.tx_packets)]
                       for p in report.switches[0].ports])
     assert_same(expected, term, plain)
     assert "18446744073709551614" in plain.column("rx packets")            # the widest counter, whole

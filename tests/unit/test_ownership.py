@@ -207,6 +207,26 @@ def test_ios_an_edit_to_what_harmless_owns_is_a_conflict_and_discard_gives_the_o
         assert {c.label for c in r.discarded} >= {"vlan 555", "ip access-list extended BLOCK-TELNET"}
 
 
+def test_ios_mac_learning_line_is_one_object_whatever_its_vlans_and_down_gives_back_its_base():
+    """``no mac address-table learning vlan LIST`` (hairpin, issue 21): the running config prints one line with every
+    VLAN that does not learn, in ranges; the candidate names HARMLESS's VIDs. One object, keyed by the command: down
+    removes the line HARMLESS added, or gives back the operator's own list where the line existed before."""
+    cand = edit(IOS_CANDIDATE, ("!\ninterface FastEthernet0/7", "!\nno mac address-table learning vlan 107,108\n"
+                                                                  "interface FastEthernet0/7"))
+    ios = syntax_for("ios")
+    assert "mac address-table learning vlan" in ios.touched(cand)
+    at = "spanning-tree extend system-id\n!\n"
+    mig = edit(IOS_H, (at, at + "no mac address-table learning vlan 107-108\n!\n"))
+    _own, r = down_of("ios", cand, IOS_O, mig, edit(mig, *IOS_EDITS))
+    assert "mac address-table learning vlan" not in r.target
+    assert ios.units(r.target) == ios.units(edit(IOS_O, *IOS_EDITS))
+    # the operator had turned learning off in VLAN 300 before: the shared line goes back to that
+    orig = edit(IOS_O, (at, at + "no mac address-table learning vlan 300\n!\n"))
+    mig = edit(IOS_H, (at, at + "no mac address-table learning vlan 107-108,300\n!\n"))
+    _own, r = down_of("ios", cand, orig, mig, mig)
+    assert r.equals_original and r.target == orig
+
+
 def test_three_way_cases():
     owned = [Owned("a", ("a", " 1"), ("a", " 2")), Owned("b", None, ("b",)), Owned("c", ("c",), None),
              Owned("d", ("d", " 1"), ("d", " 2"))]
