@@ -251,3 +251,27 @@ def test_a_stale_watch_hold_is_reported_only_when_the_link_is_up():
     assert "harmless watch --once" in found[0].fix
     assert check(sp, model, INV, links={"FastEthernet0/8": "down"}, held={8}) == []
     assert check(sp, model, INV) == []                      # links not read: not checked
+
+
+def test_an_active_standby_pair_is_judged_on_the_trunk_the_device_forwards_on():
+    """Issue #23: with two servers the device carries the port VIDs (and the heartbeat VID) on the active server's
+    trunk and only the heartbeat VID on the standby's. Each server's status judges the device against that, whatever
+    its own role: no difference on a pair as deployed, a difference when the forwarding trunk lost a VID."""
+    from dataclasses import replace
+    pair = IOS.replace("vlan 108\n name harmless-sw1-p8\n",
+                       "vlan 108\n name harmless-sw1-p8\nvlan 4000\n name harmless-sw1-hb\n").replace(
+        " switchport trunk allowed vlan 107,108\n switchport mode trunk\nend\n",
+        " switchport trunk allowed vlan 107,108,4000\n switchport mode trunk\n"
+        "interface GigabitEthernet0/2\n switchport trunk allowed vlan 4000\n switchport mode trunk\nend\n")
+    base = plan("FastEthernet0/7", "FastEthernet0/8", "GigabitEthernet0/1")
+    b_trunk = TrunkPlan("GigabitEthernet0/2", "eth1", "system", (), (107, 108))
+    active = replace(base, heartbeat_vid=4000, server="a", peer="b", peer_trunks=(b_trunk,))
+    standby = replace(base, trunks=(b_trunk,), heartbeat_vid=4000, server="b", peer="a",
+                      peer_trunks=base.trunks, standby=True)
+    model = parse_model("ios", pair)
+    assert check(active, model, INV) == [] and check(standby, model, INV) == []
+    cut = parse_model("ios", pair.replace("allowed vlan 107,108,4000", "allowed vlan 107,4000"))
+    for sp in (active, standby):
+        found = check(sp, cut, INV)
+        assert [(f.kind, f.interface) for f in found] == [("trunk", "GigabitEthernet0/1")], found
+        assert "no longer carries VLAN(s) 108" in found[0].problem
