@@ -421,11 +421,13 @@ def _print_preview(p) -> None:
 @click.option("--discard-changes", is_flag=True,
               help="give every switch its original exactly, also where the operator changed a migrated port, a "
                    "HARMLESS VLAN or the trunk (every change made since up is lost)")
+@switch_option("give back only this switch of the deployment; the others stay migrated (as an up without it "
+               "in the inventory would do)")
 @quiet_option()
 @json_option()
 @handle_errors
 @_holds_signals
-def down(inventory, dry_run, discard_changes, quiet, as_json):
+def down(inventory, dry_run, discard_changes, switch, quiet, as_json):
     """Give every switch back its original configuration, keep what the operator changed since, remove the bridges.
 
     HARMLESS owns only what it wrote (the migrated ports, its VLANs, the trunk): down reverts exactly those and keeps
@@ -442,6 +444,9 @@ def down(inventory, dry_run, discard_changes, quiet, as_json):
     inventory gets back the original HARMLESS kept on the switch itself (or in originals.directory), after its
     SHA-256 is verified; it says where each came from. A copy that does not verify is refused and nothing changes.
     Once a switch is proven back, the copies of its original are removed.
+
+    With --switch NAME only that switch is given back (its original with the operator's changes kept, proven), its
+    br-of removed and the state told; the other switches and their bridges stay as they are.
     """
     _need_root()
     from harmless import orchestrator
@@ -449,10 +454,15 @@ def down(inventory, dry_run, discard_changes, quiet, as_json):
     from harmless.errors import NothingToDo
     from harmless.ownership import DriftConflict
     from harmless.results import DownResult
+    if switch is not None and (discard_changes or inventory):
+        from harmless.errors import InputError
+        raise InputError("harmless down --switch", "--switch gives one switch of this deployment back and keeps the "
+                         "operator's changes", "run it without --discard-changes and -i, or harmless down "
+                         "--discard-changes / down -i for every switch")
     if dry_run:
         try:
             p = orchestrator.down_preview(_progress(quiet or as_json), discard_changes=discard_changes,
-                                          inventory_path=inventory)
+                                          inventory_path=inventory, only=switch)
         except NothingToDo as e:
             if not as_json:
                 raise                    # handle_errors: the line, exit 0
@@ -471,7 +481,8 @@ def down(inventory, dry_run, discard_changes, quiet, as_json):
     try:
         with _fleet_bar(n, quiet or as_json, "harmless down") as on_switch:
             r = orchestrator.down(_progress(quiet or as_json), on_switch=on_switch, discard_changes=discard_changes,
-                                  inventory_path=inventory)
+                                  inventory_path=inventory) if switch is None else \
+                orchestrator.down_switch(switch, _progress(quiet or as_json), on_switch=on_switch)
     except DriftConflict as e:
         _print_conflicts(e, as_json)
         raise

@@ -32,7 +32,7 @@ import os
 from harmless import journal, originals
 from harmless import state as st
 from harmless.down import DownRun, recover_previous
-from harmless.errors import Refused, raise_refusals
+from harmless.errors import HarmlessError, InputError, NothingToDo, Refused, did_you_mean, raise_refusals
 from harmless.ha.failover import converge as ha_converge
 from harmless.ha.plan import SERVER_ENV, local_inventory, this_server
 from harmless.inventory import Inventory, load_inventory
@@ -234,7 +234,7 @@ def down(progress: Progress = quiet, on_switch: SwitchEvent = no_event, discard_
 
 
 def down_preview(progress: Progress = quiet, discard_changes: bool = False,
-                 inventory_path: str | None = None) -> DownPreview:
+                 inventory_path: str | None = None, only: str | None = None) -> DownPreview:
     """``harmless down --dry-run``: per switch what ``down`` would give back (objects reverted, the operator's changes
     kept or discarded, conflicts, the diff) and per server the bridges it would remove. Reads the devices; changes
     nothing and takes no lock.
@@ -242,11 +242,69 @@ def down_preview(progress: Progress = quiet, discard_changes: bool = False,
     With ``inventory_path`` (``down -i --dry-run``) also the switches that ``down -i`` would give back from the copies
     of their originals (each copy verified; a refused copy raises CopyError as ``down -i`` would).
 
+    With ``only`` (``down --switch NAME --dry-run``) just that switch and its br-of (the others stay deployed).
+
     Raises:
-        NothingToDo: nothing is deployed (the CLI exits 0).
+        NothingToDo: nothing is deployed (the CLI exits 0). InputError: ``only`` is not a switch of several deployed.
     """
     inv = load_inventory(inventory_path) if inventory_path else None
-    return DownRun(progress, no_event, discard=discard_changes, inv=inv).preview()
+    if only is None:
+        return DownRun(progress, no_event, discard=discard_changes, inv=inv).preview()
+    bridge = next(sp["bridge"] for sp in _deployed_switch(only).plan["switches"] if sp["name"] == only)
+    p = DownRun(progress, no_event, discard=discard_changes, inv=inv).preview()
+    mine = {k: v for k, v in p.switches.items() if k == only}
+    return p.model_copy(update={"switches": mine, "unreachable": {k: v for k, v in p.unreachable.items() if k == only},
+                                "bridges": [b for b in p.bridges if b == bridge], "stop_ovs": [],
+                                "blocked": any(r.conflicts for r in mine.values())})
+
+
+def _deployed_switch(name: str) -> st.DeploymentState:
+    """The deployment, checked to have switch ``name`` among others. Raises NothingToDo (nothing deployed) or
+    InputError (no such switch, with a did-you-mean; the only switch: plain ``down``)."""
+    s = _state_or_none()
+    if s is None or not s.plan:
+        raise NothingToDo("harmless down --switch", "nothing is deployed", "")
+    names = [sp["name"] for sp in s.plan["switches"]]
+    if name not in names:
+        raise InputError("harmless down --switch", f"no deployed switch named {name!r}" + did_you_mean(name, names),
+                         f"use one of: {', '.join(names)}")
+    if len(names) == 1:
+        raise InputError("harmless down --switch", f"{name} is the only switch of the deployment",
+                         "run harmless down (it gives the switch back and removes the bridges and the translator)")
+    return s
+
+
+def down_switch(name: str, progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> DownResult:
+    """``harmless down --switch NAME``: give one switch of a deployment back and leave the others migrated.
+
+    It is the ``up`` of the deployment's inventory without that switch (:class:`harmless.up.UpRun`): the switch gets
+    its original config with the operator's later changes kept (``device.revert`` with ``removed: true``, proven
+    equal; a change by hand to what HARMLESS owns stops it, exit 5, nothing changed), its br-of and its translator
+    ports are removed, the state forgets it; every other switch is read, not changed, and its br-of stays up (its
+    controllers are not waited for). An interruption is undone by ``harmless recover`` like any ``up``.
+
+    Returns:
+        :class:`harmless.results.DownResult` for that switch (``server``: its br-of).
+
+    Raises:
+        NothingToDo: nothing deployed. InputError: no such deployed switch, or it is the only one.
+        HarmlessError: the switch could not be given back (it stays migrated; the error says why); as :func:`up`.
+    """
+    s = _deployed_switch(name)
+    bridge = next(sp["bridge"] for sp in s.plan["switches"] if sp["name"] == name)
+    me, inv = _this_server(load_inventory(s.inventory), s.inventory, None)
+    rest = inv.model_copy(update={"switches": [sw for sw in inv.switches if sw.name != name]})
+    with st.lock(wait_s=LOCK_WAIT_S), journal.interruptible(progress):
+        refuse_unfinished(s.inventory)
+        run = UpRun(rest, s.inventory, progress, on_switch, None, 0, True, None, me=me)
+        res = run.run()
+    if res.results[name].status != "given back":
+        raise HarmlessError(name, res.results[name].error or "it could not be given back; it stays migrated",
+                            f"run harmless down --switch {name} again")
+    r = run.giveback[name]
+    return DownResult(restored={name: True}, config_restored=True, ports_restored={name: []}, server=[bridge],
+                      kept={name: [c.label for c in r.kept]} if r.kept else {},
+                      proven_against={name: run.given_back[name]["file"]})
 
 
 def recover(progress: Progress = quiet, on_switch: SwitchEvent = no_event) -> RecoverResult:

@@ -158,3 +158,46 @@ def test_a_switch_removed_from_the_inventory_is_given_back_by_up(two):
         if st.load():
             orch.down()
         _sw2_config(str(both), ["no vlan 555"])
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harmless.cli", *args], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL, env=os.environ)
+
+
+def test_down_switch_gives_back_one_switch_and_leaves_the_other_migrated(two):
+    """``down --switch sw2`` (issue #25, docs/cli.md): --dry-run shows sw2 and br-of-sw2 only; then sw2 gets its
+    original + the operator's VLAN 555, br-of-sw2 goes, the state forgets sw2, sw1 stays migrated and hairpins; the
+    only switch left or an unknown name is refused (exit 2, nothing changed); down gives sw1 back."""
+    inventory = str(two["inventory"])
+    try:
+        orch.up(inventory, wait_controller=0)
+        original = st.read_backup(st.load().backups["sw2"].model_dump())
+        _sw2_config(inventory, ["vlan 555", "name ops"])
+        p = _cli("down", "--switch", "sw2", "--dry-run", "--json")
+        assert p.returncode == 0, p.stderr[-800:]
+        preview = __import__("json").loads(p.stdout)
+        assert set(preview["switches"]) == {"sw2"} and preview["bridges"] == ["br-of-sw2"] and not preview["stop_ovs"]
+        assert [c["label"] for c in preview["switches"]["sw2"]["kept"]] == ["vlan 555"]
+        assert set(st.load().backups) == {"sw1", "sw2"}                       # --dry-run changed nothing
+        p = _cli("down", "--switch", "sw2", "--json")
+        assert p.returncode == 0, p.stderr[-800:]
+        r = __import__("json").loads(p.stdout)
+        assert r["restored"] == {"sw2": True} and r["server"] == ["br-of-sw2"] and r["kept"] == {"sw2": ["vlan 555"]}
+        blocks = syntax_for("eos")
+        now, orig = blocks.units(_sw2_config(inventory)), blocks.units(original)
+        assert "vlan 555" in now and {k: v for k, v in now.items() if k != "vlan 555"} == orig
+        s = st.load()
+        assert set(s.backups) == {"sw1"} and [sp["name"] for sp in s.plan["switches"]] == ["sw1"]
+        assert "br-of-sw2" not in deployment.state_ovs(s).vsctl("list-br").split()
+        assert ping_ip(two["a"], 7, two["a"]["hosts"]["8"]["ip"]) == 0.0          # sw1 still hairpins
+        for name, said in (("sw1", "only switch"), ("sw3", "did you mean")):
+            p = _cli("down", "--switch", name)
+            assert p.returncode == 2 and said in p.stderr.lower(), p.stderr[-800:]
+        assert set(st.load().backups) == {"sw1"}
+        d = orch.down()
+        assert d.config_restored and set(d.restored) == {"sw1"}
+    finally:
+        if st.load():
+            orch.down()
+        _sw2_config(inventory, ["no vlan 555"])
