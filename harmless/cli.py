@@ -412,6 +412,23 @@ def _print_preview(p) -> None:
     out.print("nothing was changed (--dry-run)")
 
 
+def _down_dry_run(inventory, discard_changes, switch, quiet, as_json) -> None:
+    """``down --dry-run``: print :func:`harmless.orchestrator.down_preview` (nothing deployed: the line, exit 0;
+    with --json the empty preview)."""
+    from harmless import orchestrator
+    from harmless.errors import NothingToDo
+    from harmless.results import DownPreview
+    try:
+        p = orchestrator.down_preview(_progress(quiet or as_json), discard_changes=discard_changes,
+                                      inventory_path=inventory, only=switch)
+    except NothingToDo as e:
+        if not as_json:
+            raise                    # handle_errors: the line, exit 0
+        err.print(escape(str(e)), highlight=False, soft_wrap=True)
+        p = DownPreview(switches={})
+    click.echo(json.dumps(p.model_dump(mode="json"))) if as_json else _print_preview(p)
+
+
 @main.command()
 @inventory_option(False, "inventory YAML file: also give back every switch of it that this machine does not know "
                          "(a fresh machine, a lost state directory), from the copy of its original kept on the "
@@ -460,17 +477,7 @@ def down(inventory, dry_run, discard_changes, switch, quiet, as_json):
                          "operator's changes", "run it without --discard-changes and -i, or harmless down "
                          "--discard-changes / down -i for every switch")
     if dry_run:
-        try:
-            p = orchestrator.down_preview(_progress(quiet or as_json), discard_changes=discard_changes,
-                                          inventory_path=inventory, only=switch)
-        except NothingToDo as e:
-            if not as_json:
-                raise                    # handle_errors: the line, exit 0
-            err.print(escape(str(e)), highlight=False, soft_wrap=True)
-            from harmless.results import DownPreview
-            p = DownPreview(switches={})
-        click.echo(json.dumps(p.model_dump(mode="json"))) if as_json else _print_preview(p)
-        return
+        return _down_dry_run(inventory, discard_changes, switch, quiet, as_json)
     try:
         n = len(s.switches) if (s := st.load()) else 0
     except st.StateError:

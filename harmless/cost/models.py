@@ -272,20 +272,28 @@ def software_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNE
 def harmless_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNED) -> list[LineItem]:
     """Sec. III.B ``C_HL^1G`` / ``C_HL^10G`` as a bill of materials, plus legacy switches if not owned."""
     _check_ports(x), _check_speed(speed)
+    s, rows = _server_rows(x, speed, cat)
+    if speed == "1G":
+        legacy = _legacy(ceil_div(x, SWITCH_PORTS), "legacy_switch_48x1g_usd", "48x1G+4x10G", owned, cat)
+    else:
+        legacy = _legacy(ceil_div(x, SWITCH_PORTS), "legacy_switch_48x10g_usd", "48x10G+4x40G", owned, cat)
+    return _items(*rows) + spare_servers_items(s, owned, cat) + legacy
+
+
+def _server_rows(x: int, speed: Speed, cat: Catalog, label: str = "") -> tuple[int, list[tuple]]:
+    """Sec. III.B: ``(servers, [(item, count, catalog key, cat)])`` of one HARMLESS server set for ``x`` ports: a
+    1-CPU server per 12 (1G) / 6 (10G) trunks, a 4x10G (1G) / 2x40G (10G) trunk NIC per 4 / 2 trunks, the second CPUs
+    (``#extraCPU_HL``); ``label`` prefixes the item names (``"standby "``)."""
     k = cat.harmless.access_ports_per_trunk
     if speed == "1G":
         s = ceil_div(x, 12 * k)
-        rows = [("HARMLESS servers (1 CPU)", s, "server_usd", cat),
-                ("4x10G trunk NICs (X710)", ceil_div(x, 4 * k), "nic_4x10g_usd", cat),
-                ("second CPUs (#extraCPU_HL^1G)", s - extra_cpu_hl_1g(x, k), "cpu_usd", cat)]
-        legacy = _legacy(ceil_div(x, SWITCH_PORTS), "legacy_switch_48x1g_usd", "48x1G+4x10G", owned, cat)
-    else:
-        s = ceil_div(x, 6 * k)
-        rows = [("HARMLESS servers (1 CPU)", s, "server_usd", cat),
-                ("2x40G trunk NICs (XL710)", ceil_div(x, 2 * k), "nic_2x40g_usd", cat),
-                ("second CPUs (#extraCPU_HL^10G)", s - extra_cpu_hl_10g(x, k), "cpu_usd", cat)]
-        legacy = _legacy(ceil_div(x, SWITCH_PORTS), "legacy_switch_48x10g_usd", "48x10G+4x40G", owned, cat)
-    return _items(*rows) + spare_servers_items(s, owned, cat) + legacy
+        return s, [(f"{label}HARMLESS servers (1 CPU)", s, "server_usd", cat),
+                   (f"{label}4x10G trunk NICs (X710)", ceil_div(x, 4 * k), "nic_4x10g_usd", cat),
+                   (f"{label}second CPUs (#extraCPU_HL^1G)", s - extra_cpu_hl_1g(x, k), "cpu_usd", cat)]
+    s = ceil_div(x, 6 * k)
+    return s, [(f"{label}HARMLESS servers (1 CPU)", s, "server_usd", cat),
+               (f"{label}2x40G trunk NICs (XL710)", ceil_div(x, 2 * k), "nic_2x40g_usd", cat),
+               (f"{label}second CPUs (#extraCPU_HL^10G)", s - extra_cpu_hl_10g(x, k), "cpu_usd", cat)]
 
 
 def standby_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNED) -> list[LineItem]:
@@ -299,17 +307,7 @@ def standby_items(x: int, speed: Speed, cat: Catalog, owned: Owned = PAPER_OWNED
     catalog); this function does not change k.
     """
     _check_ports(x), _check_speed(speed)
-    k = cat.harmless.access_ports_per_trunk
-    if speed == "1G":
-        s = ceil_div(x, 12 * k)
-        rows = [("standby HARMLESS servers (1 CPU)", s, "server_usd", cat),
-                ("standby 4x10G trunk NICs (X710)", ceil_div(x, 4 * k), "nic_4x10g_usd", cat),
-                ("standby second CPUs", s - extra_cpu_hl_1g(x, k), "cpu_usd", cat)]
-    else:
-        s = ceil_div(x, 6 * k)
-        rows = [("standby HARMLESS servers (1 CPU)", s, "server_usd", cat),
-                ("standby 2x40G trunk NICs (XL710)", ceil_div(x, 2 * k), "nic_2x40g_usd", cat),
-                ("standby second CPUs", s - extra_cpu_hl_10g(x, k), "cpu_usd", cat)]
+    s, rows = _server_rows(x, speed, cat, "standby ")
     left = Owned(spare_servers=max(owned.spare_servers - s, 0))       # what the active set did not use
     return _items(*rows) + spare_servers_items(s, left, cat)
 

@@ -26,6 +26,7 @@ from harmless.ha import demo, lab
 from harmless.plan import Plan
 from harmless.procs import free_port
 from tests.conftest import require_root_ovs
+from tests.lib.ha import teardown_pair
 
 pytestmark = pytest.mark.lab
 
@@ -53,15 +54,7 @@ def pair(tmp_path_factory):
         info["original"] = _original(info)
         yield info
     finally:
-        for s in lab.SERVERS:
-            try:
-                with demo._as(info, s):
-                    if st.load():
-                        from harmless import orchestrator
-                        orchestrator.down()
-            except Exception as e:  # noqa: BLE001 - cleanup, reported
-                print(f"cleanup: down on {s}: {e}")
-        lab.ha_lab_down(name, d)
+        teardown_pair(info, name, d)
 
 
 def _original(info) -> str:

@@ -27,6 +27,7 @@ from harmless.lab.topology import lab_ovs
 from harmless.plan import Plan
 from harmless.procs import free_port
 from tests.conftest import require_root_ovs, stays, wait_for
+from tests.lib.ha import teardown_pair
 
 DETECT_MS = 300
 
@@ -52,15 +53,7 @@ def pair(tmp_path_factory):
         demo.deploy(info, "a", lambda m: None)
         yield info
     finally:
-        for s in lab.SERVERS:
-            try:
-                with demo._as(info, s):
-                    if st.load():
-                        from harmless import orchestrator
-                        orchestrator.down()
-            except Exception as e:  # noqa: BLE001 - cleanup, reported
-                print(f"cleanup: down on {s}: {e}")
-        lab.ha_lab_down(name, d)
+        teardown_pair(info, name, d)
 
 
 def settled(info) -> str:
