@@ -333,9 +333,14 @@ def lab_down(name: str, progress=lambda m: None) -> bool:
     """
     d = lab_dir(name)
     found = d.exists()
+    trunks = (lab_info(name) or {}).get("trunks") or []
     stop_pid_file(d / "fakeswitch.pid")
     if (d / "ovs").exists():
         netns.stop_ovs(d / "ovs", ns_switch(name))
+    # the trunk cables' server ends: the kernel destroys a namespace (and the veth ends in it) asynchronously, so a
+    # kept server namespace would still show them for a moment after the switch's namespace is deleted
+    for t in trunks:
+        netns.ip("link", "del", t["interface"], netns=t.get("netns"), check=False)
     # namespaces, and the trunks and uplink cable ends in this namespace
     found = netns.remove_prefixed(f"hl-{name}-") or found
     found = _server_netns_down(name, progress) or found
