@@ -627,8 +627,15 @@ def mac_learning_plan(sw: Switch, caps: Capabilities, model: str = "", where: st
     Cisco Catalyst 2960 Software Configuration Guide, "Building the Address Table"). With learning off it floods
     within the VLAN, whose only other member is the access port (docs/transparency.md, "Hairpin").
     """
-    if sw.mac_learning != "off" or caps.mac_learning_off is None:     # None: not known offline (online tells)
+    if sw.mac_learning != "off":
         return False, []
+    if caps.mac_learning_off is None:           # not known offline: the online plan probes the device and tells
+        return False, [Finding(
+            severity="note", kind="mac-learning-unknown", where=f"{where}.mac_learning", switch=sw.name,
+            problem=f"whether {sw.name} can turn MAC learning off in HARMLESS's VLANs is not known from a saved "
+                    "config; plan and up online probe the device and add the line where it can (so their diff may "
+                    "have one line more than this one)",
+            fix="plan online for the exact diff, or set mac_learning: on to leave learning as it is")]
     shared = [t.switch_port for t in sw.trunks if t.shared]
     if caps.mac_learning_off and not (caps.mac_learning_scope == "port" and shared):
         return True, []

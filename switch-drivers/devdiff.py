@@ -310,10 +310,39 @@ def _cisco_child(children: list[str], line: str, syntax: str) -> list[str]:
     return out if placed else out + [line]
 
 
+#: IOS ``[no] mac address-table learning vlan LIST``: the device keeps one ``no ...`` line listing every VLAN that does
+#: not learn (a default-on feature turned off; Cisco IE 2000 Switch Software Configuration Guide, "MAC Address Learning
+#: on a VLAN"; :data:`harmless.switch_drivers.blocksyntax.LIST_COMMANDS`)
+_LEARNING = "mac address-table learning vlan "
+
+
+def _learning_merged(blocks: list[list[str]], header: str) -> list[list[str]] | None:
+    """``blocks`` after the candidate line ``header`` when it is a :data:`_LEARNING` command (the VLANs it names
+    added to or taken from the one ``no`` line, which goes where it was, or at the end; gone when no VLAN is left);
+    None for any other line."""
+    off_form = header.startswith("no " + _LEARNING)
+    if not (off_form or header.startswith(_LEARNING)):
+        return None
+    at = next((i for i, b in enumerate(blocks) if b[0].startswith("no " + _LEARNING)), None)
+    off = set(ios_vids.parse_vid_ranges(blocks[at][0][len("no " + _LEARNING):]) or ()) if at is not None else set()
+    named = set(ios_vids.parse_vid_ranges(header.split(_LEARNING, 1)[1]) or ())
+    off = off | named if off_form else off - named
+    line = [f"no {_LEARNING}{ios_vids.format_vid_ranges(sorted(off))}"] if off else None
+    rest = [b for i, b in enumerate(blocks) if i != at]
+    if line is None:
+        return rest
+    pos = len(rest) if at is None else at
+    return rest[:pos] + [line] + rest[pos:]
+
+
 def _cisco_merged(running: str, candidate: str, syntax: str) -> str:
     blocks = _cisco_blocks(running)
     index = {b[0]: b for b in blocks}
     for header, *children in _cisco_blocks(candidate):
+        learning = _learning_merged(blocks, header) if not children else None
+        if learning is not None:
+            blocks, index = learning, {b[0]: b for b in learning}
+            continue
         if header.startswith("no ") and not children:
             target = header[3:]
             blocks = [b for b in blocks if not (b[0] == target or (len(b) == 1 and b[0].startswith(target + " ")))]

@@ -166,7 +166,7 @@ def test_keep_lets_a_voice_port_through(vtp_lab):
 
 
 def test_vtp_allow_up_works_and_down_restores_config_and_vlan_database(vtp_lab, saved):
-    inv = write_inventory(vtp_lab, "allow.yaml", vtp="allow")
+    inv = write_inventory(vtp_lab, "allow.yaml", vtp="allow", mac_learning="on")   # offline: learning unknown
     drv = vtp_lab.driver()
     try:
         original, vlans_before = drv.running_config(), set(drv.device_vlans(""))

@@ -108,9 +108,10 @@ def plab(tmp_path_factory):
     yield from make_lab(tmp_path_factory, controller=None, platform="3750", extra_config=EXTRA)
 
 
-def write_inventory(lab_, name: str, access=None, trunk=None, port=None) -> str:
+def write_inventory(lab_, name: str, access=None, trunk=None, port=None, **switch) -> str:
     inv = yaml.safe_load(lab_.inventory.read_text())
     sw = inv["switches"][0]
+    sw.update(switch)
     if access is not None:
         sw["access_ports"] = access
     if trunk is not None:
@@ -180,7 +181,9 @@ def test_plan_prints_six_refusals_in_one_run_online_and_offline(plab):
 
 
 def test_full_diff_online_equals_offline_and_up_leaves_what_it_showed(plab):
-    inv = write_inventory(plab, "ok.yaml", access=["FastEthernet0/7", "FastEthernet0/8"], trunk="GigabitEthernet0/1")
+    # mac_learning: on: offline, whether the 3750 can turn learning off is unknown (a note), online it is probed
+    inv = write_inventory(plab, "ok.yaml", access=["FastEthernet0/7", "FastEthernet0/8"], trunk="GigabitEthernet0/1",
+                          mac_learning="on")
     original = plab.running_config()
     saved = plab.state_dir / "sw1-ok.cfg"
     saved.write_text(original)

@@ -183,3 +183,16 @@ def test_syntax_of_drivers():
         devdiff.syntax_of("nxos")
     with pytest.raises(ValueError, match="no diff for configuration syntax"):
         devdiff.config_diff("", "", "nxos")
+
+
+def test_ios_mac_learning_lines_merge_into_the_one_line_the_device_keeps():
+    """``no mac address-table learning vlan LIST`` is a config line IOS keeps (one line, every VLAN that does not
+    learn): the merge adds the candidate's VLANs to it, ``mac address-table learning vlan`` takes them out, and the
+    diff plan prints shows it (it was dropped as a negation: plan's diff missed a line up then made)."""
+    running = "hostname sw1\nno mac address-table learning vlan 20\ninterface Fa0/7\n switchport access vlan 20\n"
+    after = devdiff.merged(running, "no mac address-table learning vlan 107,108\n", "ios")
+    assert "no mac address-table learning vlan 20,107,108\n" in after and after.count("learning vlan") == 1
+    back = devdiff.merged(after, "mac address-table learning vlan 107,108\n", "ios")
+    assert devdiff.config_diff(running, back, "ios").empty
+    fresh = devdiff.merged("hostname sw1\n", "no mac address-table learning vlan 107-109\n", "ios")
+    assert "no mac address-table learning vlan 107-109" in devdiff.config_diff("hostname sw1\n", fresh, "ios").text()

@@ -34,7 +34,7 @@ def plan(inventory, caps=CISCO, model="WS-C3750G-24TS-1U"):
                                   caps={"sw1": caps})
     by_kind: dict[str, list[tuple[str, str]]] = {}
     for x in found:
-        if x.kind not in ("mac-learning-on", "port-down-server-only"):
+        if x.kind not in ("mac-learning-on", "mac-learning-unknown", "port-down-server-only"):
             by_kind.setdefault(x.kind, []).append((x.severity, x.problem))
     return p, by_kind
 

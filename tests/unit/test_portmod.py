@@ -195,6 +195,9 @@ def test_plan_turns_learning_off_where_the_platform_can_and_warns_where_it_canno
     off, found = mac_learning_plan(shared, Capabilities(mac_learning_off=True, mac_learning_scope="port"))
     assert not off and "shared" in found[0].problem
     assert mac_learning_plan(shared, Capabilities(mac_learning_off=True))[0] is True    # per VLAN (IOS): fine
+    # offline (a saved config, no probe): not turned off in the plan, and a note says the online diff may differ
+    off, found = mac_learning_plan(_switch(), Capabilities(mac_learning_off=None))
+    assert not off and [(f.severity, f.kind) for f in found] == [("note", "mac-learning-unknown")]
 
 
 def test_plan_keeps_port_down_on_the_server_for_a_driver_that_cannot_shut_a_port():

@@ -97,7 +97,8 @@ def test_json_carries_findings_and_the_structured_diff(tmp_path):
     assert code == 0, err
     d = json.loads(out.strip().splitlines()[-1])
     assert [(f["severity"], f["kind"]) for f in d["findings"]] == [("warning", "trunk-shutdown"),
-                                                                   ("note", "trunk-load")]
+                                                                   ("note", "trunk-load"),
+                                                                   ("note", "mac-learning-unknown")]
     ch = d["changes"]["accb2"]
     assert ch["syntax"] == "ios" and ch["text"].startswith("+vlan 137\n")
     assert {"context": "interface GigabitEthernet1/0/37", "change": "changed", "lines": [
