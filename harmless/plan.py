@@ -629,9 +629,10 @@ def mac_learning_plan(sw: Switch, caps: Capabilities, model: str = "", where: st
     """
     if sw.mac_learning != "off":
         return False, []
+    said = {"where": f"{where}.mac_learning", "switch": sw.name}
     if caps.mac_learning_off is None:           # not known offline: the online plan probes the device and tells
         return False, [Finding(
-            severity="note", kind="mac-learning-unknown", where=f"{where}.mac_learning", switch=sw.name,
+            severity="note", kind="mac-learning-unknown", **said,
             problem=f"whether {sw.name} can turn MAC learning off in HARMLESS's VLANs is not known from a saved "
                     "config; plan and up online probe the device and add the line where it can (so their diff may "
                     "have one line more than this one)",
@@ -644,7 +645,7 @@ def mac_learning_plan(sw: Switch, caps: Capabilities, model: str = "", where: st
            f"{model or sw.driver} cannot turn it off per VLAN or port"
            + (f" ({caps.mac_learning_source})" if caps.mac_learning_source else ""))
     return False, [Finding(
-        severity="warning", kind="mac-learning-on", where=f"{where}.mac_learning", switch=sw.name,
+        severity="warning", kind="mac-learning-on", **said,
         problem=f"MAC learning stays on in {sw.name}'s HARMLESS VLANs: {why}, so a frame the controller sends back "
                 "out of its in-port (hairpin) does not reach the other hosts behind that port once the switch has "
                 "learned the sender on the trunk",
