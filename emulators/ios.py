@@ -925,11 +925,9 @@ def if_do_no_switchport(self, *args):
 
 
 # ============================================================================= archive (commit-confirm)
-class ArchiveCommandProcessor(BaseCommandProcessor):
-    """``archive`` config sub-mode: ``path URL``, ``maximum N``, ``write-memory``, ``time-period N``."""
-
-    def get_prompt(self):
-        return self.switch_configuration.name + "(config-archive)#"
+class _SubModeProcessor(BaseCommandProcessor):
+    """A global-config sub-mode of one-line children: an empty line shows the prompt, ``exit`` leaves, any other line
+    goes to :meth:`child` (True: handled, and the prompt shown; False: not ours, the parent handles it)."""
 
     def process_command(self, line):
         words = line.split()
@@ -939,15 +937,30 @@ class ArchiveCommandProcessor(BaseCommandProcessor):
         if words[0] == "exit":
             self.is_done = True
             return True
+        if not self.child(words):
+            return False                      # not ours: the parent (global config) handles it
+        self.show_prompt()
+        return True
+
+    def child(self, words: list[str]) -> bool:
+        raise NotImplementedError
+
+
+class ArchiveCommandProcessor(_SubModeProcessor):
+    """``archive`` config sub-mode: ``path URL``, ``maximum N``, ``write-memory``, ``time-period N``."""
+
+    def get_prompt(self):
+        return self.switch_configuration.name + "(config-archive)#"
+
+    def child(self, words):
         settings = archive_settings(self.switch_configuration)
         key = words[0] if words[0] != "no" else (words[1] if len(words) > 1 else "")
         if key not in ("path", "maximum", "write-memory", "time-period"):
-            return False                      # not ours: the parent (global config) handles it
+            return False
         settings[:] = [s for s in settings if s.split()[0] != key]
         if words[0] != "no":
             settings.append(" ".join(words))
             settings.sort(key=lambda s: ("path", "maximum", "write-memory", "time-period").index(s.split()[0]))
-        self.show_prompt()
         return True
 
 
@@ -996,7 +1009,7 @@ def acl_lines(sc) -> list[str]:
     return out
 
 
-class AclCommandProcessor(BaseCommandProcessor):
+class AclCommandProcessor(_SubModeProcessor):
     """``ip access-list standard|extended NAME`` sub-mode (see the section comment)."""
 
     def __init__(self, key: tuple[str, str]):
@@ -1006,16 +1019,9 @@ class AclCommandProcessor(BaseCommandProcessor):
     def get_prompt(self):
         return self.switch_configuration.name + f"(config-{'std' if self.key[0] == 'standard' else 'ext'}-nacl)#"
 
-    def process_command(self, line):
-        words = line.split()
-        if not words:
-            self.show_prompt()
-            return True
-        if words[0] == "exit":
-            self.is_done = True
-            return True
+    def child(self, words):
         if not acl_word(words):
-            return False                      # not ours: the parent (global config) handles it
+            return False
         entries = acls(self.switch_configuration)[self.key]
         if words[0] == "no":
             rest = " ".join(words[1:])
@@ -1024,7 +1030,6 @@ class AclCommandProcessor(BaseCommandProcessor):
             seq = int(words[0]) if words[0].isdigit() else max((n for n, _e in entries), default=0) + 10
             text = " ".join(words[1:] if words[0].isdigit() else words)
             entries[:] = [(n, e) for n, e in entries if n != seq] + [(seq, text)]
-        self.show_prompt()
         return True
 
 

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 
 import pytest
 
@@ -24,9 +23,8 @@ from harmless.deployment import state_ovs
 from harmless.ha.failover import converge
 from harmless.ha import demo, lab
 from harmless.plan import Plan
-from harmless.procs import free_port
 from tests.conftest import require_root_ovs
-from tests.lib.ha import teardown_pair
+from tests.lib.ha import deployed_pair
 
 pytestmark = pytest.mark.lab
 
@@ -41,20 +39,11 @@ def pair(tmp_path_factory):
     import importlib.util
     if importlib.util.find_spec("fake_switches") is None:
         pytest.skip("fake-switches is not installed (packaging/install.sh installs it)")
-    name = "f" + uuid.uuid4().hex[:5]
-    d = tmp_path_factory.mktemp("hafault")
-    info = lab.ha_lab_up(lab.HaLabSpec(name=name, ssh_port=free_port(), vendor="eos"), d)
-    try:
-        for s in lab.SERVERS:
-            lab.start_agent(info, s)
-        demo.wait(lambda: all(demo._agent_hears(info, s) for s in lab.SERVERS), 60, "the agents")
-        demo.deploy(info, "a", lambda m: None)
+    with deployed_pair("f", tmp_path_factory.mktemp("hafault")) as info:
         for s in lab.SERVERS:
             lab.stop_agent(info, s)
         info["original"] = _original(info)
         yield info
-    finally:
-        teardown_pair(info, name, d)
 
 
 def _original(info) -> str:

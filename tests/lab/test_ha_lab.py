@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import uuid
 from pathlib import Path
 
 import pytest
@@ -25,9 +24,8 @@ from harmless.inventory import load_inventory
 from harmless.ha import demo, lab, record
 from harmless.lab.topology import lab_ovs
 from harmless.plan import Plan
-from harmless.procs import free_port
 from tests.conftest import require_root_ovs, stays, wait_for
-from tests.lib.ha import teardown_pair
+from tests.lib.ha import deployed_pair
 
 DETECT_MS = 300
 
@@ -43,17 +41,8 @@ def pair(tmp_path_factory):
     """The lab, its agents running, deployed from server a; torn down afterwards (also on failure)."""
     require_root_ovs()
     _importable()
-    name = "h" + uuid.uuid4().hex[:5]
-    d = tmp_path_factory.mktemp("halab")
-    info = lab.ha_lab_up(lab.HaLabSpec(name=name, ssh_port=free_port(), vendor="eos"), d)
-    try:
-        for s in lab.SERVERS:
-            lab.start_agent(info, s)
-        demo.wait(lambda: all(demo._agent_hears(info, s) for s in lab.SERVERS), 60, "the agents")
-        demo.deploy(info, "a", lambda m: None)
+    with deployed_pair("h", tmp_path_factory.mktemp("halab")) as info:
         yield info
-    finally:
-        teardown_pair(info, name, d)
 
 
 def settled(info) -> str:
